@@ -1,0 +1,53 @@
+"""Session configuration carried by ``session-started``: the agent's settings and its tools."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+BudgetPolicy = Literal["fail", "final-answer"]
+UserMessagePolicy = Literal["merge", "queue", "interrupt"]
+
+EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
+
+
+class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How an agent behaves; fixed for a session by its ``session-started`` input.
+
+    Budgets (``max_*``) count per turn and are off when ``None``. When one is
+    spent, ``on_budget_exhausted`` decides: ``"fail"`` ends the turn with
+    outcome ``failed``; ``"final-answer"`` derives exactly one more model call
+    with tools disabled, and the turn ends after it.
+    """
+
+    system_prompt: str = ""
+    initial_context_window: int = 10
+    context_window_step: int = 10
+    max_model_calls: int | None = None
+    max_tool_calls: int | None = None
+    max_tokens: int | None = None
+    max_turn_ms: int | None = None
+    on_budget_exhausted: BudgetPolicy = "fail"
+    max_identical_tool_calls: int = 3
+    llm_max_attempts: int = 3
+    retry_base_ms: int = 1000
+    retry_max_ms: int = 30000
+    user_message_policy: UserMessagePolicy = "merge"
+
+
+class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An external tool the model may call.
+
+    ``parameters`` is the JSON schema of the tool's arguments, as a JSON
+    *string* (the wire format keeps it opaque so any producer can write it).
+    ``idempotent`` says the tool is safe to run again after a crash;
+    ``timeout_ms`` bounds one call (``None``: no bound).
+    """
+
+    name: str
+    description: str = ""
+    parameters: str = EMPTY_OBJECT_SCHEMA
+    requires_approval: bool = False
+    idempotent: bool = False
+    timeout_ms: int | None = None

@@ -1,0 +1,73 @@
+"""Effects: imperative requests derived from the state. The runner starts and cancels them by key."""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+import msgspec
+
+from ._state import AgentState
+
+
+class CallLlm(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="call-llm"):
+    """Ask the model for the next step of turn ``turn``; the request is ``llm_context(state)``.
+
+    ``tools_enabled`` is false for the final answer after a budget is spent.
+    """
+
+    turn: int
+    context_rev: int
+    attempt: int = 0
+    tools_enabled: bool = True
+
+
+class CallTool(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="call-tool"):
+    """Run one external tool call (``tool-call-started`` is dispatched first)."""
+
+    tool_call_id: str
+    name: str
+    parameters: str
+
+
+class WaitUntil(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="wait-until"):
+    """Dispatch ``timer-fired`` at ``at`` (ms since the epoch): a retry backoff's end or the turn's deadline."""
+
+    at: int
+    reason: Literal["retry", "deadline"]
+
+
+Effect = Union[CallLlm, CallTool, WaitUntil]
+
+
+def effects_at(state: AgentState) -> dict[str, Effect]:
+    """The effects that should be running in ``state``, keyed by stable keys.
+
+    Keys begin with the effect's tag and a colon. ``call-tool:<id>`` for each
+    pending or running call; ``call-llm:<turn>:<context_rev>:<attempt>`` while
+    the model should be asked (the key changes exactly when what the call
+    would send changes, or on a retry); ``wait-until:<reason>:<turn>:<at>``
+    for a retry backoff and for the turn's deadline. Cost: O(open calls).
+    """
+    turn = state.turn
+    if turn is None:
+        return {}
+    effects: dict[str, Effect] = {}
+    if turn.deadline is not None:
+        effects[f"wait-until:deadline:{turn.number}:{turn.deadline}"] = WaitUntil(at=turn.deadline, reason="deadline")
+    if turn.retry_at is not None:
+        effects[f"wait-until:retry:{turn.number}:{turn.retry_at}"] = WaitUntil(at=turn.retry_at, reason="retry")
+        return effects
+    if turn.open_call_ids:
+        calls = state.tool_calls
+        for call_id in turn.open_call_ids:
+            record = calls[call_id]
+            effects["call-tool:" + call_id] = CallTool(
+                tool_call_id=call_id, name=record.name, parameters=record.parameters
+            )
+        return effects
+    if turn.awaiting_ids:
+        return effects
+    effects[f"call-llm:{turn.number}:{turn.context_rev}:{turn.attempt}"] = CallLlm(
+        turn=turn.number, context_rev=turn.context_rev, attempt=turn.attempt, tools_enabled=not turn.final_answer
+    )
+    return effects

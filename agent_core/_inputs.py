@@ -1,0 +1,194 @@
+"""The inputs: past-tense facts, the only way anything enters an agent's state.
+
+Every input is a frozen ``msgspec.Struct`` in the tagged union
+:data:`AgentInput` (tag field ``type``, kebab-case tags) and carries
+``timestamp``, integer milliseconds since the epoch. Field names are the
+public wire format (see the design appendix); new fields get defaults and go
+last, tags and field types never change.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import msgspec
+
+from ._config import AgentConfig, ToolDefinition
+
+SCHEMA_VERSION = 1
+"""The schema version this release writes (the first public version is 1)."""
+
+
+class _Input(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
+    timestamp: int
+
+
+# --- payloads -------------------------------------------------------------------
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Tokens one model call consumed."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ToolCallRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool call the model asked for: the tool's name and its JSON-encoded arguments."""
+
+    name: str
+    parameters: str = "{}"
+
+
+class ContinueReAct(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="continue-re-act"):
+    """The model asked for tool calls (id -> request); the loop goes on after their results."""
+
+    tool_calls: dict[str, ToolCallRequest]
+
+
+class CompleteReAct(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="complete-re-act"):
+    """The model answered without tool calls; the turn is complete."""
+
+
+Observation = Union[ContinueReAct, CompleteReAct]
+
+
+class ToolSuccess(msgspec.Struct, frozen=True, kw_only=True, tag_field="status", tag="success"):
+    """A tool call's successful result, as the text the model will see."""
+
+    content: str
+
+
+class ToolFailure(msgspec.Struct, frozen=True, kw_only=True, tag_field="status", tag="failure"):
+    """A tool call's failure, as the error text the model will see."""
+
+    error: str
+
+
+ToolResult = Union[ToolSuccess, ToolFailure]
+
+
+# --- the inputs ----------------------------------------------------------------
+
+
+class SessionStarted(_Input, frozen=True, kw_only=True, tag="session-started", omit_defaults=False):
+    """First input of every log: who the session is and how it behaves, so a log is self-contained.
+
+    Encoded with every field, ``schema_version`` included, so a later release
+    always knows which version wrote the log.
+    """
+
+    session_id: str
+    schema_version: int = SCHEMA_VERSION
+    config: AgentConfig = AgentConfig()
+    tools: tuple[ToolDefinition, ...] = ()
+
+
+class UserMessageReceived(_Input, frozen=True, kw_only=True, tag="user-message-received"):
+    """A user message: opens a turn, or joins the open one per ``user_message_policy``."""
+
+    message_id: str
+    content: str
+
+
+class LlmMessageStarted(_Input, frozen=True, kw_only=True, tag="llm-message-started"):
+    """The model began a user-visible message (appended empty and streaming)."""
+
+    message_id: str
+
+
+class LlmMessageCompleted(_Input, frozen=True, kw_only=True, tag="llm-message-completed"):
+    """The streaming message is complete; ``content`` is its whole text."""
+
+    message_id: str
+    content: str
+
+
+class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
+    """A model call finished: it asked for tool calls, or completed the turn."""
+
+    called_llm_at: int
+    observation: Observation
+    usage: Usage = Usage()
+
+
+class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
+    """A model call failed; retryable failures are retried with backoff while attempts remain."""
+
+    error: str
+    retryable: bool = False
+    retry_after_ms: int | None = None
+
+
+class ToolCallStarted(_Input, frozen=True, kw_only=True, tag="tool-call-started"):
+    """The runner is about to execute a tool call (logged before the tool runs)."""
+
+    tool_call_id: str
+
+
+class ToolCallCompleted(_Input, frozen=True, kw_only=True, tag="tool-call-completed"):
+    """An external tool call finished with a success or a failure the model will see."""
+
+    tool_call_id: str
+    result: ToolResult
+
+
+class ToolCallApproved(_Input, frozen=True, kw_only=True, tag="tool-call-approved"):
+    """A person approved a tool call that requires approval."""
+
+    tool_call_id: str
+
+
+class ToolCallDenied(_Input, frozen=True, kw_only=True, tag="tool-call-denied"):
+    """A person denied a tool call; the model sees a failure result carrying ``reason``."""
+
+    tool_call_id: str
+    reason: str = ""
+
+
+class ContextWindowExpanded(_Input, frozen=True, kw_only=True, tag="context-window-expanded"):
+    """Internal tool: the model asked to see more past messages."""
+
+
+class HistoryToolCallsAdded(_Input, frozen=True, kw_only=True, tag="history-tool-calls-added"):
+    """Internal tool: the model asked to see past tool calls (repeated ids are deduplicated)."""
+
+    tool_call_ids: tuple[str, ...]
+
+
+class TimerFired(_Input, frozen=True, kw_only=True, tag="timer-fired"):
+    """A ``wait-until`` effect's time came: a retry backoff ended, or the turn's deadline passed."""
+
+
+class ReActCancelled(_Input, frozen=True, kw_only=True, tag="re-act-cancelled"):
+    """The user stopped the current turn."""
+
+    reason: str = ""
+
+
+AgentInput = Union[
+    SessionStarted,
+    UserMessageReceived,
+    LlmMessageStarted,
+    LlmMessageCompleted,
+    ReActObserved,
+    LlmCallFailed,
+    ToolCallStarted,
+    ToolCallCompleted,
+    ToolCallApproved,
+    ToolCallDenied,
+    ContextWindowExpanded,
+    HistoryToolCallsAdded,
+    TimerFired,
+    ReActCancelled,
+]
+
+INPUT_TYPES: tuple[type[_Input], ...] = AgentInput.__args__  # type: ignore[attr-defined]
+
+INPUT_TAGS: tuple[str, ...] = tuple(t.__struct_config__.tag for t in INPUT_TYPES)  # type: ignore[misc]
+"""Every input tag, in the order of the design's table."""
+
+
+def tag_of(inp: AgentInput) -> str:
+    """The wire tag of an input, e.g. ``"tool-call-completed"``."""
+    return inp.__struct_config__.tag  # type: ignore[return-value]

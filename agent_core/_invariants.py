@@ -1,0 +1,110 @@
+"""``check_invariants``: what must hold in every state the reducer produces."""
+
+from __future__ import annotations
+
+from ._effects import effects_at
+from ._errors import InvariantViolation
+from ._phase import Phase, phase
+from ._state import AgentState
+
+_COUNTERS = ("step", "timestamp", "turns", "input_tokens", "output_tokens")
+
+
+def check_invariants(state: AgentState, previous: AgentState | None = None) -> None:
+    """Raise :class:`InvariantViolation` listing every broken invariant of ``state``.
+
+    With ``previous`` (the state before a transition) it also checks that
+    counters never decrease and that completed tool calls stay completed.
+    Cost: O(size of the state); meant for tests, not for hot paths.
+    """
+    problems = _messages(state) + _tool_calls(state) + _turn(state)
+    if previous is not None:
+        problems += _monotonic(previous, state)
+    if problems:
+        raise InvariantViolation(problems)
+
+
+def _messages(state: AgentState) -> list[str]:
+    problems = []
+    if len(state.message_index) != len(state.messages):
+        problems.append(f"message_index has {len(state.message_index)} ids for {len(state.messages)} messages")
+    streaming = []
+    for position in range(len(state.messages)):
+        message = state.messages.get(position)
+        if message is None:
+            problems.append(f"messages has no entry at position {position}")
+            continue
+        if state.message_index.get(message.id) != position:
+            problems.append(f"message {message.id!r} at {position} is indexed at {state.message_index.get(message.id)}")
+        if message.streaming:
+            streaming.append(message.id)
+    expected = [state.turn.streaming_message_id] if state.turn and state.turn.streaming_message_id else []
+    if streaming != expected:
+        problems.append(f"streaming messages {streaming} differ from the turn's streaming message {expected}")
+    return problems
+
+
+def _tool_calls(state: AgentState) -> list[str]:
+    problems = []
+    if len(state.tool_call_log) != len(state.tool_calls):
+        problems.append(f"tool_call_log has {len(state.tool_call_log)} entries for {len(state.tool_calls)} calls")
+    open_ids = set(state.turn.open_call_ids) if state.turn else set()
+    awaiting = set(state.turn.awaiting_ids) if state.turn else set()
+    for call_id, record in state.tool_calls.items():
+        if record.id != call_id:
+            problems.append(f"tool call {call_id!r} holds a record with id {record.id!r}")
+        if (record.status == "completed") != (record.result is not None):
+            problems.append(f"tool call {call_id!r} is {record.status} with result {record.result!r}")
+        if record.status in ("pending", "running") and call_id not in open_ids:
+            problems.append(f"tool call {call_id!r} is {record.status} but not open in the turn")
+        if record.status == "awaiting-approval" and call_id not in awaiting:
+            problems.append(f"tool call {call_id!r} awaits approval but the turn does not list it")
+    return problems
+
+
+def _turn(state: AgentState) -> list[str]:
+    turn = state.turn
+    if turn is None:
+        effects = effects_at(state)
+        return [f"no turn is open but effects {sorted(effects)} would run"] if effects else []
+    problems = []
+    for call_id in turn.tool_call_ids:
+        if call_id not in state.tool_calls:
+            problems.append(f"turn lists tool call {call_id!r} that has no record")
+    if len(set(turn.tool_call_ids)) != len(turn.tool_call_ids):
+        problems.append("turn lists a tool call twice")
+    listed = set(turn.tool_call_ids)
+    for call_id in turn.open_call_ids + turn.awaiting_ids:
+        if call_id not in listed:
+            problems.append(f"open or awaiting call {call_id!r} is not among the turn's calls")
+    if turn.context_window_size > len(state.messages):
+        problems.append(f"window {turn.context_window_size} exceeds the {len(state.messages)} messages")
+    if phase(state) is Phase.THINKING:
+        calls = [k for k in effects_at(state) if k.startswith("call-llm:")]
+        if len(calls) != 1:
+            problems.append(f"thinking derives {len(calls)} model calls, expected exactly 1")
+        for call_id in turn.tool_call_ids:
+            if state.tool_calls[call_id].result is None:
+                problems.append(f"a model call would run before tool call {call_id!r} has a result")
+    if not state.started:
+        problems.append("a turn is open before session-started")
+    return problems
+
+
+def _monotonic(previous: AgentState, state: AgentState) -> list[str]:
+    problems = [
+        f"{name} decreased from {getattr(previous, name)} to {getattr(state, name)}"
+        for name in _COUNTERS
+        if getattr(state, name) < getattr(previous, name)
+    ]
+    if len(state.messages) < len(previous.messages) or len(state.tool_calls) < len(previous.tool_calls):
+        problems.append("messages or tool calls were removed")
+    if previous.turn is not None and state.turn is not None and previous.turn.number == state.turn.number:
+        before, after = previous.turn, state.turn
+        for name in ("model_calls", "tool_call_count", "tokens", "context_window_size", "context_rev"):
+            if getattr(after, name) < getattr(before, name):
+                problems.append(f"turn.{name} decreased from {getattr(before, name)} to {getattr(after, name)}")
+    for call_id, record in previous.tool_calls.items():
+        if record.status == "completed" and state.tool_calls[call_id] != record:
+            problems.append(f"completed tool call {call_id!r} changed")
+    return problems

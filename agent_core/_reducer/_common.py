@@ -1,0 +1,203 @@
+"""What several handlers share: refusing an input, opening and ending turns, budget guards."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+from immutables import Map
+from msgspec.structs import replace
+
+from .._errors import InvalidInput, Rejection
+from .._inputs import AgentInput, ToolFailure, tag_of
+from .._phase import phase, valid_inputs
+from .._state import AgentState, Message, OutcomeKind, ToolCallRecord, Turn, TurnOutcome
+
+
+def reject(state: AgentState, inp: AgentInput, code: str, guard: str, message: str) -> NoReturn:
+    """Refuse ``inp``: raise :class:`InvalidInput` with a :class:`Rejection` built from the state."""
+    raise InvalidInput(
+        Rejection(code=code, guard=guard, message=message, input_type=tag_of(inp), valid_now=valid_inputs(state))
+    )
+
+
+def reject_phase(state: AgentState, inp: AgentInput) -> NoReturn:
+    """Refuse an input whose type the current phase does not accept."""
+    valid = ", ".join(valid_inputs(state))
+    reject(
+        state,
+        inp,
+        "wrong-phase",
+        "phase",
+        f"{tag_of(inp)} is not accepted while the session is {phase(state).value}; expected one of: {valid}",
+    )
+
+
+def require_turn(state: AgentState, inp: AgentInput) -> Turn:
+    """The open turn, or a rejection naming the phase."""
+    turn = state.turn
+    if turn is None:
+        reject_phase(state, inp)
+    return turn
+
+
+def require_thinking(state: AgentState, inp: AgentInput) -> Turn:
+    """The open turn when a model call is what should be running (phase ``thinking``)."""
+    turn = state.turn
+    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None:
+        reject_phase(state, inp)
+    return turn
+
+
+def require_new_message_id(state: AgentState, inp: AgentInput, message_id: str) -> None:
+    """Message ids are unique across the session, queued messages included."""
+    if not message_id:
+        reject(state, inp, "empty-id", "message-id-present", "expected a non-empty message_id, got an empty string")
+    if message_id in state.message_index or any(m.id == message_id for m in state.queued):
+        reject(
+            state,
+            inp,
+            "duplicate-id",
+            "message-id-unique",
+            f"message id {message_id!r} is already used in this session; expected a new id",
+        )
+
+
+def find_call(state: AgentState, inp: AgentInput, call_id: str) -> ToolCallRecord:
+    """The record of a known tool call, or a rejection for an unknown id."""
+    record = state.tool_calls.get(call_id)
+    if record is None:
+        reject(
+            state,
+            inp,
+            "unknown-tool-call",
+            "tool-call-exists",
+            f"tool call {call_id!r} is unknown; expected the id of a call requested in this session",
+        )
+    return record
+
+
+def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tuple[ToolCallRecord, Turn]:
+    """A call waiting for a person's decision, or a rejection saying why it is not."""
+    record = find_call(state, inp, call_id)
+    if record.status != "awaiting-approval":
+        tool = state.tools.get(record.name)
+        if tool is None or not tool.requires_approval:
+            message = (
+                f"tool call {call_id!r} ({record.name}) does not require approval; expected a call awaiting approval"
+            )
+            reject(state, inp, "approval-not-required", "requires-approval", message)
+        message = f"tool call {call_id!r} ({record.name}) was already decided and is {record.status}; expected a call awaiting approval"
+        reject(state, inp, "already-decided", "awaiting-approval", message)
+    assert state.turn is not None  # awaiting calls exist only in an open turn
+    return record, state.turn
+
+
+def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Map[int, Message], Map[str, int]]:
+    """The message maps with ``new`` appended in order."""
+    messages, index = state.messages, state.message_index
+    n = len(messages)
+    for message in new:
+        messages = messages.set(n, message)
+        index = index.set(message.id, n)
+        n += 1
+    return messages, index
+
+
+def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
+    """Append the user message(s) ``new`` and open a turn whose window shows at least all of them.
+
+    ``state`` already carries the input's timestamp and step.
+    """
+    messages, index = append_messages(state, new)
+    config = state.config
+    number = state.turns + 1
+    window = min(max(config.initial_context_window, len(new)), len(messages))
+    deadline = state.timestamp + config.max_turn_ms if config.max_turn_ms is not None else None
+    turn = Turn(number=number, started_at=state.timestamp, context_window_size=window, deadline=deadline)
+    return replace(state, messages=messages, message_index=index, turn=turn, turns=number)
+
+
+def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, ToolCallRecord]:
+    """Complete every call in ``ids`` with a synthetic failure saying it did not (fully) run and ``why``."""
+    calls = state.tool_calls
+    at = state.timestamp
+    for call_id in ids:
+        record = calls[call_id]
+        if record.status == "running":
+            error = f"interrupted: {why} while the tool was running; its outcome is unknown"
+        elif record.status == "awaiting-approval":
+            error = f"not run: {why} before anyone approved the call"
+        else:
+            error = f"not run: {why} before the call started"
+        calls = calls.set(
+            call_id, replace(record, status="completed", result=ToolFailure(error=error), completed_at=at)
+        )
+    return calls
+
+
+def _close_streaming(state: AgentState, turn: Turn) -> Map[int, Message]:
+    if not turn.streaming_message_id:
+        return state.messages
+    position = state.message_index[turn.streaming_message_id]
+    return state.messages.set(position, replace(state.messages[position], streaming=False))
+
+
+def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "") -> AgentState:
+    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends.
+
+    Messages queued under the ``queue`` policy then open the next turn.
+    ``state`` already carries the input's timestamp and step.
+    """
+    turn = state.turn
+    assert turn is not None
+    why = f"the turn was {kind} ({detail or reason})"
+    state = replace(
+        state,
+        tool_calls=close_calls(state, turn.open_call_ids + turn.awaiting_ids, why),
+        messages=_close_streaming(state, turn),
+        turn=None,
+        last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),
+    )
+    if state.queued:
+        entering = tuple(replace(m, seq=state.step) for m in state.queued)
+        state = open_turn(replace(state, queued=()), entering)
+    return state
+
+
+def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
+    """A guard tripped (a budget, the deadline, stuck detection): fail the turn, or ask for a final answer.
+
+    Under ``on_budget_exhausted="final-answer"`` the turn stays open for exactly
+    one more model call with tools disabled; calls still open are closed first.
+    """
+    turn = state.turn
+    assert turn is not None
+    if state.config.on_budget_exhausted != "final-answer" or turn.final_answer:
+        return end_turn(state, "failed", reason, detail)
+    calls = close_calls(state, turn.open_call_ids + turn.awaiting_ids, f"{detail}, so the agent must answer now")
+    final = replace(
+        turn,
+        open_call_ids=(),
+        awaiting_ids=(),
+        retry_at=None,
+        deadline=None,
+        attempt=0,
+        final_answer=True,
+        exhausted=reason,
+        context_rev=turn.context_rev + 1,
+        streaming_message_id="",
+    )
+    return replace(state, tool_calls=calls, turn=final, messages=_close_streaming(state, turn))
+
+
+def settle(state: AgentState) -> AgentState:
+    """Check the model-call budgets at the moment a next model call would be derived."""
+    turn = state.turn
+    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None or turn.final_answer:
+        return state
+    config = state.config
+    if config.max_model_calls is not None and turn.model_calls >= config.max_model_calls:
+        return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
+    if config.max_tokens is not None and turn.tokens >= config.max_tokens:
+        return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
+    return state

@@ -1,0 +1,24 @@
+"""``context-window-expanded``: internal tool, the model asked for older messages."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from .._inputs import ContextWindowExpanded
+from .._state import AgentState
+from ._common import require_thinking, settle
+
+
+def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) -> AgentState:
+    """Widen the window by ``context_window_step``, capped at the message count, and ask the
+    model again. The request counts as a model call, so the model-call budget bounds it."""
+    turn = require_thinking(state, inp)
+    window = min(turn.context_window_size + state.config.context_window_step, len(state.messages))
+    turn = replace(
+        turn,
+        context_window_size=max(window, turn.context_window_size),
+        context_rev=turn.context_rev + 1,
+        model_calls=turn.model_calls + 1,
+        attempt=0,
+    )
+    return settle(replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn))

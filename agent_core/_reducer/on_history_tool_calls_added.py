@@ -1,0 +1,39 @@
+"""``history-tool-calls-added``: internal tool, the model asked to see past tool calls."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from .._inputs import HistoryToolCallsAdded
+from .._state import AgentState
+from ._common import reject, require_thinking, settle
+
+
+def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -> AgentState:
+    """Bring known past tool calls into the turn's context (repeats and calls already there are
+    skipped) and ask the model again. Counts as a model call, like the context window tool."""
+    turn = require_thinking(state, inp)
+    calls = state.tool_calls
+    unknown = [i for i in inp.tool_call_ids if i not in calls]
+    if unknown:
+        reject(
+            state,
+            inp,
+            "unknown-tool-call",
+            "tool-call-exists",
+            f"expected ids of tool calls recorded in this session, got unknown ids: {', '.join(map(repr, unknown))}",
+        )
+    present = set(turn.tool_call_ids)
+    added: list[str] = []
+    for call_id in inp.tool_call_ids:
+        if call_id not in present:
+            present.add(call_id)
+            added.append(call_id)
+    turn = replace(
+        turn,
+        tool_call_ids=turn.tool_call_ids + tuple(added),
+        context_rev=turn.context_rev + 1,
+        model_calls=turn.model_calls + 1,
+        attempt=0,
+    )
+    return settle(replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn))

@@ -1,0 +1,38 @@
+"""``tool-call-completed``: an external tool finished."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from .._inputs import ToolCallCompleted
+from .._state import AgentState
+from ._common import find_call, reject, settle
+
+
+def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentState:
+    """Attach the result to a pending or running call. When the last open call of the turn
+    completes, the next model call is derived (or a budget guard ends the turn)."""
+    call_id = inp.tool_call_id
+    record = find_call(state, inp, call_id)
+    status = record.status
+    if status != "running" and status != "pending":
+        reject(
+            state,
+            inp,
+            f"call-{status}",
+            "call-is-open",
+            f"tool call {call_id!r} ({record.name}) is {status}; expected a pending or running call",
+        )
+    turn = state.turn
+    assert turn is not None  # open calls exist only in an open turn
+    opened = tuple(i for i in turn.open_call_ids if i != call_id)
+    state = replace(
+        state,
+        timestamp=inp.timestamp,
+        step=state.step + 1,
+        tool_calls=state.tool_calls.set(
+            call_id, replace(record, status="completed", result=inp.result, completed_at=inp.timestamp)
+        ),
+        turn=replace(turn, open_call_ids=opened),
+    )
+    return state if opened else settle(state)

@@ -1,0 +1,134 @@
+"""The agent's state: frozen Structs, with persistent maps for what grows with the session.
+
+Messages and tool-call records live in ``immutables.Map`` (a hash array mapped
+trie): adding one shares every other entry with the previous state, so a
+transition costs the same at 100 messages and at 100,000. Order is kept by
+position keys (``messages[i]``, ``tool_call_log[i]``) and by ``seq``, the
+number of the input that created an item; identity never comes from
+timestamps, because two inputs may share a millisecond.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal
+
+import msgspec
+from immutables import Map
+
+from ._config import AgentConfig, ToolDefinition
+from ._inputs import ToolResult
+
+Role = Literal["user", "assistant"]
+ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
+OutcomeKind = Literal["completed", "failed", "cancelled"]
+
+
+class Message(msgspec.Struct, frozen=True, kw_only=True):
+    """A user or assistant message. ``streaming`` is true between ``llm-message-started`` and its completion."""
+
+    id: str
+    role: Role
+    content: str
+    streaming: bool = False
+    seq: int = 0
+    at: int = 0
+
+
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One external tool call: what the model asked for, where it stands, and its result once completed."""
+
+    id: str
+    name: str
+    parameters: str
+    status: ToolCallStatus
+    result: ToolResult | None = None
+    turn: int = 0
+    seq: int = 0
+    requested_at: int = 0
+    completed_at: int = 0
+
+
+class Turn(msgspec.Struct, frozen=True, kw_only=True):
+    """The open ReAct loop: its context window, its tool calls, and the counters its guards read.
+
+    ``open_call_ids`` are the calls waiting to run or running, ``awaiting_ids``
+    those waiting for a person's decision; both in request order.
+    ``context_rev`` changes exactly when what the next model call would send
+    changes, so the ``call-llm`` effect key follows it.
+    """
+
+    number: int
+    started_at: int
+    context_window_size: int
+    tool_call_ids: tuple[str, ...] = ()
+    open_call_ids: tuple[str, ...] = ()
+    awaiting_ids: tuple[str, ...] = ()
+    model_calls: int = 0
+    tool_call_count: int = 0
+    tokens: int = 0
+    attempt: int = 0
+    retry_at: int | None = None
+    deadline: int | None = None
+    context_rev: int = 0
+    final_answer: bool = False
+    exhausted: str = ""
+    streaming_message_id: str = ""
+    repeats: tuple[tuple[str, str, int], ...] = ()
+
+
+class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How the last turn ended. ``reason`` is a short code (``max-tool-calls``, ``timeout``...), ``detail`` the text."""
+
+    kind: OutcomeKind
+    reason: str = ""
+    detail: str = ""
+    turn: int = 0
+    at: int = 0
+
+
+_NO_MESSAGES: Map[int, Message] = Map()
+_NO_INDEX: Map[str, int] = Map()
+_NO_CALLS: Map[str, ToolCallRecord] = Map()
+_NO_LOG: Map[int, str] = Map()
+_NO_TOOLS: Mapping[str, ToolDefinition] = MappingProxyType({})
+
+
+class AgentState(msgspec.Struct, frozen=True, kw_only=True):
+    """The whole state of one agent session. Never mutated; every transition returns a new one.
+
+    ``messages`` maps position (0, 1, ...) to :class:`Message`; ``tool_calls``
+    maps tool call id to :class:`ToolCallRecord`, and ``tool_call_log`` maps
+    position to id in request order. ``turn`` is ``None`` between turns.
+    ``tools`` is a read-only mapping in the order the session declared them.
+    ``step`` counts accepted inputs; ``timestamp`` is the last one's time.
+    """
+
+    started: bool = False
+    session_id: str = ""
+    config: AgentConfig = AgentConfig()
+    tools: Mapping[str, ToolDefinition] = _NO_TOOLS
+    timestamp: int = 0
+    step: int = 0
+    messages: Map[int, Message] = _NO_MESSAGES
+    message_index: Map[str, int] = _NO_INDEX
+    tool_calls: Map[str, ToolCallRecord] = _NO_CALLS
+    tool_call_log: Map[int, str] = _NO_LOG
+    turn: Turn | None = None
+    turns: int = 0
+    last_outcome: TurnOutcome | None = None
+    queued: tuple[Message, ...] = ()
+    called_llm_at: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__
+
+_INITIAL = AgentState()
+
+
+def initial_state() -> AgentState:
+    """The state before ``session-started``: phase ``not-started``, nothing else accepted."""
+    return _INITIAL
