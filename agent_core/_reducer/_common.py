@@ -48,6 +48,19 @@ def require_thinking(state: AgentState, inp: AgentInput) -> Turn:
     return turn
 
 
+def require_not_streaming(state: AgentState, inp: AgentInput, turn: Turn) -> None:
+    """A model call's end (an observation or an internal tool) comes after its message is complete."""
+    if turn.streaming_message_id:
+        reject(
+            state,
+            inp,
+            "still-streaming",
+            "message-completed-first",
+            f"message {turn.streaming_message_id!r} is still streaming; "
+            f"expected llm-message-completed before {tag_of(inp)}",
+        )
+
+
 def require_new_message_id(state: AgentState, inp: AgentInput, message_id: str) -> None:
     """Message ids are unique across the session, queued messages included."""
     if not message_id:

@@ -6,13 +6,16 @@ from msgspec.structs import replace
 
 from .._inputs import ContextWindowExpanded
 from .._state import AgentState
-from ._common import require_thinking, settle
+from ._common import require_not_streaming, require_thinking, settle
 
 
 def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) -> AgentState:
     """Widen the window by ``context_window_step``, capped at the message count, and ask the
     model again. The request counts as a model call, so the model-call budget bounds it."""
     turn = require_thinking(state, inp)
+    # Otherwise the new call-llm key cancels the streaming call and leaves its
+    # message streaming forever, which refuses every later model output.
+    require_not_streaming(state, inp, turn)
     window = min(turn.context_window_size + state.config.context_window_step, len(state.messages))
     turn = replace(
         turn,

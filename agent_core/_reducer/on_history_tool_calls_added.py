@@ -6,13 +6,16 @@ from msgspec.structs import replace
 
 from .._inputs import HistoryToolCallsAdded
 from .._state import AgentState
-from ._common import reject, require_thinking, settle
+from ._common import reject, require_not_streaming, require_thinking, settle
 
 
 def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -> AgentState:
     """Bring known past tool calls into the turn's context (repeats and calls already there are
     skipped) and ask the model again. Counts as a model call, like the context window tool."""
     turn = require_thinking(state, inp)
+    # Otherwise the new call-llm key cancels the streaming call and leaves its
+    # message streaming forever, which refuses every later model output.
+    require_not_streaming(state, inp, turn)
     calls = state.tool_calls
     unknown = [i for i in inp.tool_call_ids if i not in calls]
     if unknown:
