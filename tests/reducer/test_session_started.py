@@ -11,7 +11,9 @@ from ._build import FETCH, SEARCH, T0, TOOLS, rejected, started, user
 
 def test_first_input_starts_the_session_idle() -> None:
     config = ac.AgentConfig(system_prompt="You help customers.", max_tool_calls=5)
-    state = ac.transition(ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="s1", config=config, tools=TOOLS))
+    state = ac.transition(
+        ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="s1", config=config, tools=TOOLS)
+    )
 
     assert ac.phase(state) is ac.Phase.IDLE
     assert state.started
