@@ -203,6 +203,14 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
     return replace(state, tool_calls=calls, turn=final, messages=_close_streaming(state, turn))
 
 
+def final_answer_used_tools(state: AgentState) -> AgentState:
+    """The tool-less final answer asked for an internal tool anyway: the turn fails, so no
+    further model call is derived beyond the one the budget allowed."""
+    turn = state.turn
+    assert turn is not None
+    return end_turn(state, "failed", turn.exhausted, "the final answer asked for tools again")
+
+
 def settle(state: AgentState) -> AgentState:
     """Check the model-call budgets at the moment a next model call would be derived."""
     turn = state.turn

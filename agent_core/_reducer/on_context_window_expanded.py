@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import ContextWindowExpanded
 from .._state import AgentState
-from ._common import require_not_streaming, require_thinking, settle
+from ._common import final_answer_used_tools, require_not_streaming, require_thinking, settle
 
 
 def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) -> AgentState:
@@ -24,4 +24,5 @@ def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) ->
         model_calls=turn.model_calls + 1,
         attempt=0,
     )
-    return settle(replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn))
+    state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn)
+    return final_answer_used_tools(state) if turn.final_answer else settle(state)

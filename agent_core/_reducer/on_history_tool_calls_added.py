@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import HistoryToolCallsAdded
 from .._state import AgentState
-from ._common import reject, require_not_streaming, require_thinking, settle
+from ._common import final_answer_used_tools, reject, require_not_streaming, require_thinking, settle
 
 
 def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -> AgentState:
@@ -39,4 +39,5 @@ def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -
         model_calls=turn.model_calls + 1,
         attempt=0,
     )
-    return settle(replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn))
+    state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn)
+    return final_answer_used_tools(state) if turn.final_answer else settle(state)
