@@ -88,3 +88,18 @@ def test_it_is_rejected_while_a_message_streams() -> None:
     assert rejection.message == (
         "message 'a1' is still streaming; expected llm-message-completed before context-window-expanded"
     )
+
+
+def test_during_the_final_answer_it_fails_the_turn_instead_of_asking_again() -> None:
+    # Tools are disabled for the final answer, internal ones included: no second extra call.
+    state = in_turn(max_model_calls=1, on_budget_exhausted="final-answer")
+    state = fold(state, expanded(T0 + 2))
+    assert state.turn is not None and state.turn.final_answer
+    assert ac.effects_at(state) == {"call-llm:1:2:0": ac.CallLlm(turn=1, context_rev=2, tools_enabled=False)}
+
+    state = fold(state, expanded(T0 + 3))
+
+    assert ac.effects_at(state) == {}
+    assert state.last_outcome == ac.TurnOutcome(
+        kind="failed", reason="max-model-calls", detail="the final answer asked for tools again", turn=1, at=T0 + 3
+    )

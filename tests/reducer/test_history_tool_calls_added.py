@@ -83,3 +83,16 @@ def test_it_is_rejected_while_a_message_streams() -> None:
     assert rejection.message == (
         "message 'a1' is still streaming; expected llm-message-completed before history-tool-calls-added"
     )
+
+
+def test_during_the_final_answer_it_fails_the_turn_instead_of_asking_again() -> None:
+    state = fold(started(max_model_calls=1, on_budget_exhausted="final-answer"), user("u1", at=T0 + 1))
+    state = fold(state, ask(at=T0 + 2, t1="search"), ok("t1", at=T0 + 3))
+    assert state.turn is not None and state.turn.final_answer
+
+    state = fold(state, added(T0 + 4, "t1"))
+
+    assert ac.effects_at(state) == {}
+    assert state.last_outcome == ac.TurnOutcome(
+        kind="failed", reason="max-model-calls", detail="the final answer asked for tools again", turn=1, at=T0 + 4
+    )
