@@ -1,0 +1,152 @@
+"""Turning a provider's failure into a :class:`~effects.ModelError` the reducer can retry or not.
+
+Retryable: rate limits (429), request timeouts (408), conflicts (409), server
+errors (5xx, Anthropic's 529 overload), timeouts, dropped connections and
+errors reported in the middle of a stream. Not retryable: authentication
+(401/403), bad requests (400/404/422), and anything that says the context is
+too long, whatever its status. The provider's body is kept (compact JSON);
+every configured secret is removed from the message and the body.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import math
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._model import ModelError
+
+_RETRYABLE_STATUSES = frozenset({408, 409, 429})
+_RETRYABLE_STREAM_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "server_error", "timeout_error", "rate_limit_exceeded"}
+)
+_CONTEXT_LENGTH = re.compile(
+    r"context[_ ]length|context[_ ]window|exceed_context_size|prompt is too long|maximum context|too many tokens",
+    re.IGNORECASE,
+)
+_DETAIL_CHARS = 300
+
+
+def body_text(body: object, secrets: Sequence[str]) -> str:
+    """The provider's error body as compact text, secrets removed."""
+    if body is None:
+        return ""
+    text = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"), default=str)
+    return redact(text, secrets)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every non-empty secret replaced by ``***``."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+def retry_after_ms(headers: Mapping[str, str] | None) -> int | None:
+    """The server's wait hint in ms: ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        with_ms = _number(raw_ms)
+        if with_ms is not None:
+            return math.ceil(with_ms)
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    seconds = _number(raw)
+    if seconds is not None:
+        return math.ceil(seconds * 1000)
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0, math.ceil((when.timestamp() - time.time()) * 1000))
+
+
+def _number(raw: str) -> float | None:
+    try:
+        value = float(raw)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def status_error(
+    provider: str, status: int, body: object, headers: Mapping[str, str] | None, secrets: Sequence[str], key_hint: str
+) -> ModelError:
+    """The error for an HTTP error status (or an error event inside a stream, whose status is 2xx)."""
+    text = body_text(body, secrets)
+    detail = _detail(body, secrets) or text[:_DETAIL_CHARS] or "(empty body)"
+    wait = retry_after_ms(headers)
+    if _CONTEXT_LENGTH.search(text):
+        retryable = False
+        advice = "The conversation is longer than the model's context window: use a smaller initial_context_window or a model with a larger window."
+    elif status < 300:
+        retryable = _error_type(body) in _RETRYABLE_STREAM_TYPES or _error_type(body) == ""
+        advice = "The stream reported an error" + ("; the call will be retried." if retryable else "; not retryable.")
+    elif status in (401, 403):
+        retryable = False
+        advice = f"Check the API key ({key_hint}) and its permissions."
+    elif status == 404:
+        retryable = False
+        advice = "Check the model name and the base URL."
+    elif status in _RETRYABLE_STATUSES or status >= 500:
+        retryable = True
+        advice = "Retryable" + (f"; the server asks to wait {wait} ms." if wait is not None else ".")
+    else:
+        retryable = False
+        advice = "The server rejected the request; its body says why."
+    where = "in the stream" if status < 300 else f"with HTTP {status}"
+    message = redact(f"{provider} request failed {where}: {detail}. {advice}", secrets)
+    return ModelError(message, retryable=retryable, retry_after_ms=wait, status=status, body=text)
+
+
+def transport_error(provider: str, base_url: str, *, timed_out: bool, secrets: Sequence[str]) -> ModelError:
+    """The error for a timeout or a connection that failed or dropped: always retryable."""
+    if timed_out:
+        message = (
+            f"{provider} request to {base_url} timed out; retryable. Pass a larger timeout=... if the model is slow."
+        )
+    else:
+        message = f"could not reach {provider} at {base_url} (connection failed or dropped); retryable. Check the base URL and that the server runs."
+    return ModelError(redact(message, secrets), retryable=True)
+
+
+def _error_type(body: object) -> str:
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        kind = error.get("type") or error.get("code") or ""
+        return str(kind)
+    return ""
+
+
+def _detail(body: object, secrets: Sequence[str]) -> str:
+    """The human message inside the usual ``{"error": {"message": ...}}`` shapes."""
+    if not isinstance(body, dict):
+        return ""
+    error = body.get("error", body)
+    message = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(message, str):
+        return ""
+    return redact(message, secrets)[:_DETAIL_CHARS]
+
+
+def response_body(response: Any, parsed: object) -> object:
+    """The whole error body the server sent (JSON decoded when it is JSON), else what the SDK parsed."""
+    try:
+        text = response.text
+    except Exception:  # the body was not read (a closed stream); the SDK's parse is all there is
+        return parsed
+    if not isinstance(text, str) or not text:
+        return parsed
+    try:
+        decoded: object = json.loads(text)
+    except ValueError:
+        return text
+    return decoded

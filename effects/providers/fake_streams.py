@@ -1,0 +1,111 @@
+"""Streams in the providers' wire formats, for :class:`~effects.providers.FakeProviderServer` replies.
+
+The chunk shapes follow what the real APIs send: OpenAI's role chunk, content
+deltas, tool calls whose first chunk carries id and name and whose arguments
+follow in pieces, a finish chunk, a usage chunk with no choices and
+``[DONE]``; Anthropic's ``message_start`` ... ``message_stop`` events with
+``ping``, ``text_delta`` and ``input_json_delta``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .fake_server import Reply, sse
+
+
+class FakeToolCall(NamedTuple):
+    """A tool call to stream: its id, the tool's name and its JSON arguments in the pieces to send."""
+
+    id: str
+    name: str
+    argument_pieces: Sequence[str] = ("{}",)
+
+
+def openai_stream(
+    text: Sequence[str] = (),
+    tool_calls: Sequence[FakeToolCall] = (),
+    *,
+    usage: tuple[int, int] = (12, 7),
+    model: str = "fake-model",
+    finish_reason: str | None = None,
+) -> list[str]:
+    """A chat-completion chunk stream: ``text`` pieces, then the tool calls (each split as given), usage, ``[DONE]``."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return sse({**head, "choices": [choice], "usage": None})
+
+    head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000, "model": model}
+    events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk({"content": piece}) for piece in text]
+    for index, call in enumerate(tool_calls):
+        start = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        events.append(chunk({"tool_calls": [start]}))
+        events += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in call.argument_pieces
+        ]
+    events.append(chunk({}, finish_reason or ("tool_calls" if tool_calls else "stop")))
+    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    events.append(sse({**head, "choices": [], "usage": counts}))
+    events.append(sse("[DONE]"))
+    return events
+
+
+def anthropic_stream(
+    text: Sequence[str] = (),
+    tool_calls: Sequence[FakeToolCall] = (),
+    *,
+    usage: tuple[int, int] = (12, 7),
+    model: str = "fake-model",
+    stop_reason: str | None = None,
+) -> list[str]:
+    """A messages-API event stream: a text block with ``text`` pieces (if any), one ``tool_use`` block per call."""
+    message: dict[str, Any] = {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": 1},
+    }  # fmt: skip
+    events = [sse({"type": "message_start", "message": message}, "message_start")]
+    blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if text:
+        blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": piece} for piece in text]))
+    for call in tool_calls:
+        start = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        blocks.append((start, [{"type": "input_json_delta", "partial_json": p} for p in call.argument_pieces]))
+    for index, (start, deltas) in enumerate(blocks):
+        events.append(
+            sse({"type": "content_block_start", "index": index, "content_block": start}, "content_block_start")
+        )
+        if index == 0:
+            events.append(sse({"type": "ping"}, "ping"))
+        for delta in deltas:
+            events.append(sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))
+        events.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    stop = stop_reason or ("tool_use" if tool_calls else "end_turn")
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop, "stop_sequence": None},
+        "usage": {"output_tokens": usage[1]},
+    }
+    events.append(sse(delta, "message_delta"))
+    events.append(sse({"type": "message_stop"}, "message_stop"))
+    return events
+
+
+def openai_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = (), **options: Any) -> Reply:
+    """A streamed OpenAI reply (see :func:`openai_stream`)."""
+    return Reply.stream(openai_stream(text, tool_calls, **options))
+
+
+def anthropic_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = (), **options: Any) -> Reply:
+    """A streamed Anthropic reply (see :func:`anthropic_stream`)."""
+    return Reply.stream(anthropic_stream(text, tool_calls, **options))
+
+
+def error_reply(status: int, message: str, *, kind: str = "", headers: dict[str, str] | None = None) -> Reply:
+    """An error answer in the common ``{"error": {"message", "type"}}`` shape (both APIs use it)."""
+    body: dict[str, Any] = {"error": {"message": message, "type": kind or "error"}}
+    if status >= 400 and kind.endswith("_error"):  # Anthropic wraps the error with a type
+        body = {"type": "error", **body}
+    return Reply(status=status, headers=headers or {}, body=body)
