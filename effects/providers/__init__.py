@@ -9,10 +9,12 @@ the extra to install when one is absent.
 from ._extras import MissingExtra
 from .fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from .fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
+from .anthropic import AnthropicModel
 from .openai import OpenAIModel
 
 __all__ = [
     "HOLD",
+    "AnthropicModel",
     "FakeProviderServer",
     "FakeToolCall",
     "MissingExtra",
