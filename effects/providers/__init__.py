@@ -7,9 +7,10 @@ the extra to install when one is absent.
 """
 
 from ._extras import MissingExtra
+from .anthropic import AnthropicModel
 from .fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from .fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
-from .anthropic import AnthropicModel
+from .mcp import McpServer
 from .openai import OpenAIModel
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "AnthropicModel",
     "FakeProviderServer",
     "FakeToolCall",
+    "McpServer",
     "MissingExtra",
     "OpenAIModel",
     "RecordedRequest",

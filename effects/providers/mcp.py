@@ -1,0 +1,155 @@
+"""Tools served by a Model Context Protocol server (the ``mcp`` extra).
+
+:class:`McpServer` starts the server (a command over stdio, or a streamable
+HTTP URL), lists its tools with their JSON schemas and calls them. It is an
+async context manager: the server process lives exactly as long as the
+``async with`` block, which must be entered and left in the same task.
+Whatever goes wrong in a call (a JSON-RPC error, an ``isError`` result, a
+server that died) becomes a ``ToolFailure`` the model reads, never an
+exception.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
+
+from ._extras import require
+
+
+class McpServer:
+    """The tools of one MCP server, as :class:`~agent_core.ToolDefinition`\\ s and calls.
+
+    Give ``command`` (argv of a stdio server, e.g. ``[sys.executable, "-m",
+    "mcp_server_time"]``) or ``url`` (streamable HTTP). ``prefix`` is put
+    before every tool name (to keep two servers' tools apart);
+    ``requires_approval`` is ``True`` for all tools or the names that need it;
+    ``timeout_ms`` bounds each call. A tool is marked idempotent when the
+    server hints it is idempotent or read-only. ``errlog`` receives a stdio
+    server's stderr (default: this process's stderr).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str] = (),
+        *,
+        url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        prefix: str = "",
+        requires_approval: bool | Collection[str] = False,
+        timeout_ms: int | None = None,
+        errlog: IO[str] | None = None,
+    ) -> None:
+        self._mcp = require("mcp", extra="mcp", user="McpServer")
+        if bool(command) == bool(url):
+            raise ValueError(
+                f"McpServer needs either a command (argv) or a url, not both or neither; got {command=} {url=}"
+            )
+        self.label = url or " ".join(command)
+        self._command, self._url = tuple(command), url
+        self._env, self._cwd, self._errlog = env, cwd, errlog
+        self._prefix, self._approval, self._timeout_ms = prefix, requires_approval, timeout_ms
+        self._client: Any = None
+        self._stack: AsyncExitStack | None = None
+        self._names: dict[str, str] = {}  # our name -> the server's name
+        self.definitions: tuple[ToolDefinition, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"McpServer({self.label!r}, tools={list(self._names)})"
+
+    async def __aenter__(self) -> McpServer:
+        async with AsyncExitStack() as stack:
+            self._client = await stack.enter_async_context(self._mcp.Client(self._transport()))
+            self.definitions = await self._list_tools()
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        stack, self._stack, self._client = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+
+    def _transport(self) -> Any:
+        if self._url is not None:
+            return self._url
+        program, *args = self._command
+        params = self._mcp.StdioServerParameters(command=program, args=args, env=self._env, cwd=self._cwd)
+        return self._mcp.stdio_client(params, errlog=self._errlog or sys.stderr)
+
+    async def _list_tools(self) -> tuple[ToolDefinition, ...]:
+        found: list[ToolDefinition] = []
+        cursor: str | None = None
+        while True:
+            page = await self._client.list_tools(cursor=cursor)
+            found.extend(self._definition(tool) for tool in page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tuple(found)
+
+    def _definition(self, tool: Any) -> ToolDefinition:
+        name = self._prefix + tool.name
+        self._names[name] = tool.name
+        hints = tool.annotations
+        approval = (
+            self._approval
+            if isinstance(self._approval, bool)
+            else tool.name in self._approval or name in self._approval
+        )
+        return ToolDefinition(
+            name=name,
+            description=tool.description or tool.title or "",
+            parameters=json.dumps(tool.input_schema, separators=(",", ":")),
+            requires_approval=approval,
+            idempotent=bool(hints is not None and (hints.idempotent_hint or hints.read_only_hint)),
+            timeout_ms=self._timeout_ms,
+        )
+
+    async def call(self, name: str, arguments: str) -> ToolResult:
+        """Call tool ``name`` (as listed in :attr:`definitions`) with JSON ``arguments``; a result, never an exception."""
+        if self._client is None:
+            return ToolFailure(error=f"MCP server {self.label!r} is not running (use it inside `async with`)")
+        remote = self._names.get(name)
+        if remote is None:
+            listed = ", ".join(self._names) or "none"
+            return ToolFailure(error=f"tool {name!r} is not served by MCP server {self.label!r}; its tools: {listed}")
+        try:
+            parsed = json.loads(arguments or "{}")
+        except ValueError as error:
+            return ToolFailure(
+                error=f"tool {name!r}: expected the arguments as a JSON object, got invalid JSON ({error})"
+            )
+        if not isinstance(parsed, dict):
+            return ToolFailure(error=f"tool {name!r}: expected the arguments as a JSON object, got {arguments}")
+        try:
+            result = await self._client.call_tool(remote, parsed)
+        except Exception as error:  # JSON-RPC errors and dead servers alike: the model reads what happened
+            return ToolFailure(
+                error=f"tool {name!r} failed on MCP server {self.label!r}: {error or type(error).__name__}"
+            )
+        text = result_text(result)
+        return (
+            ToolFailure(error=text or f"tool {name!r} reported an error")
+            if result.is_error
+            else ToolSuccess(content=text)
+        )
+
+
+def result_text(result: Any) -> str:
+    """A ``CallToolResult`` as the text the model reads: text parts joined, other parts as compact JSON."""
+    parts: list[str] = []
+    for block in result.content:
+        if block.type == "text":
+            parts.append(block.text)
+        elif block.type in ("image", "audio"):
+            parts.append(f"[{block.type}: {block.mime_type}, {len(block.data)} base64 characters]")
+        else:
+            parts.append(block.model_dump_json(by_alias=True, exclude_none=True))
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, separators=(",", ":")))
+    return "\n".join(parts)
