@@ -1,0 +1,23 @@
+"""A turn in phase ``acting`` shared by the tool-call examples."""
+
+from __future__ import annotations
+
+import agent_core as ac
+
+from ._build import T0, ask, fold, in_turn
+
+ACTING_INPUTS = (
+    "re-act-cancelled",
+    "timer-fired",
+    "tool-call-approved",
+    "tool-call-completed",
+    "tool-call-denied",
+    "tool-call-started",
+    "user-message-received",
+)
+
+
+def acting(**config: object) -> ac.AgentState:
+    """One batch at ``T0 + 2``: ``t1`` search and ``t2`` fetch pending, ``t3`` refund awaiting
+    approval, ``t4`` to the unknown tool ``serch`` (failed at once)."""
+    return fold(in_turn(**config), ask(at=T0 + 2, t1='search:{"q":"late"}', t2="fetch", t3="refund", t4="serch"))
