@@ -1,0 +1,97 @@
+"""Hypothesis strategies for agent-core: inputs, configurations, and whole valid sessions.
+
+Requires hypothesis (``pip install 'agent-core[dev]'`` or ``pip install hypothesis``);
+``import agent_core`` itself never imports it.
+
+Three levels, from blunt to precise:
+
+* :func:`inputs` and one strategy per kind (:func:`tool_call_completed`...):
+  structurally valid inputs with arbitrary ids and values; most states refuse
+  most of them. Keywords fix fields: ``tool_call_completed(tool_call_id="t1")``.
+* :func:`next_input` (``state``): inputs that ``state`` accepts, drawn from
+  what it waits for (its phase, open and awaiting calls, streaming message, due
+  timers); :func:`invalid_input` (``state``): inputs it must refuse.
+* :func:`sessions`: whole input sequences built step by step from the state,
+  every step accepted (or, with ``invalid=True``, a few deliberately refused).
+
+Example, a property of your own over random sessions::
+
+    from hypothesis import given
+    from agent_core import replay, effects_at
+    from agent_core.testing import sessions
+
+    @given(sessions(max_steps=40))
+    def test_idle_sessions_run_nothing(inputs):
+        state = replay(inputs)
+        assert state.turn is not None or effects_at(state) == {}
+
+Generated timestamps stay between 0 and the year 2100, and token counts are
+never negative, so every drawn input also survives the JSON and MessagePack codecs.
+"""
+
+from ._invalid import invalid_input
+from ._kinds import (
+    context_window_expanded,
+    history_tool_calls_added,
+    inputs,
+    llm_call_failed,
+    llm_message_completed,
+    llm_message_started,
+    re_act_cancelled,
+    re_act_observed,
+    session_started,
+    timer_fired,
+    tool_call_approved,
+    tool_call_completed,
+    tool_call_denied,
+    tool_call_started,
+    user_message_received,
+)
+from ._next import due_at, next_input, next_input_kinds
+from ._sessions import fold, sessions
+from ._values import (
+    agent_configs,
+    ids,
+    observations,
+    texts,
+    timestamps,
+    tool_call_requests,
+    tool_definitions,
+    tool_lists,
+    tool_results,
+    usages,
+)
+
+__all__ = [
+    "agent_configs",
+    "context_window_expanded",
+    "due_at",
+    "fold",
+    "history_tool_calls_added",
+    "ids",
+    "inputs",
+    "invalid_input",
+    "llm_call_failed",
+    "llm_message_completed",
+    "llm_message_started",
+    "next_input",
+    "next_input_kinds",
+    "observations",
+    "re_act_cancelled",
+    "re_act_observed",
+    "session_started",
+    "sessions",
+    "texts",
+    "timer_fired",
+    "timestamps",
+    "tool_call_approved",
+    "tool_call_completed",
+    "tool_call_denied",
+    "tool_call_requests",
+    "tool_call_started",
+    "tool_definitions",
+    "tool_lists",
+    "tool_results",
+    "usages",
+    "user_message_received",
+]

@@ -1,0 +1,196 @@
+"""Inputs a given state must refuse: the mistakes producers make, aimed at the state's weak spots."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from .._inputs import (
+    INPUT_TAGS,
+    SCHEMA_VERSION,
+    AgentInput,
+    ContextWindowExpanded,
+    ContinueReAct,
+    HistoryToolCallsAdded,
+    LlmMessageCompleted,
+    LlmMessageStarted,
+    ReActObserved,
+    SessionStarted,
+    TimerFired,
+    ToolCallApproved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolCallRequest,
+    ToolCallStarted,
+    Usage,
+    UserMessageReceived,
+)
+from .._phase import Phase, phase, valid_inputs
+from .._state import AgentState
+from ._kinds import BY_TAG, session_started
+from ._next import due_at, fresh_id, later, message_taken, pick, recent_calls
+from ._values import ids, observations, tool_definitions, tool_results
+
+Mistake = Callable[[st.DrawFn, AgentState], AgentInput]
+_CALL_INPUTS: tuple[Callable[..., AgentInput], ...] = (ToolCallStarted, ToolCallApproved, ToolCallDenied)
+
+
+def invalid_input(state: AgentState) -> SearchStrategy[AgentInput]:
+    """Inputs ``state`` must refuse: time going backwards, a kind its phase does not accept,
+    unknown or duplicate ids, completing or deciding a finished call, approving a call that
+    needs no approval, a second ``session-started``, a timer that is not due, a model reply
+    while a message still streams, a reply observed before it was called, negative token usage."""
+    return st.composite(lambda draw: draw_invalid(draw, state))()
+
+
+def draw_invalid(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    """Draw one input ``state`` must refuse (see :func:`invalid_input`) inside a composite strategy."""
+    return pick(draw, mistakes(state))(draw, state)
+
+
+def mistakes(state: AgentState) -> list[Mistake]:
+    """The kinds of mistake that apply to ``state``; each draws an input the state must refuse."""
+    found: list[Mistake] = [_wrong_phase, _unknown_call]
+    if state.timestamp > 0:
+        found.append(_backwards)
+    found.append(_bad_session if not state.started else _second_session)
+    if state.message_index:
+        found.append(_duplicate_message)
+    calls = [state.tool_calls[i] for i in recent_calls(state)]
+    if any(call.status != "awaiting-approval" for call in calls):
+        found.append(_decide_undecidable)
+    if any(call.status == "completed" for call in calls):
+        found.append(_finish_finished)
+    turn = state.turn
+    if turn is not None:
+        due = due_at(turn)
+        if due is None or due > state.timestamp:
+            found.append(_timer_not_due)
+    if phase(state) is Phase.THINKING:
+        assert turn is not None
+        if turn.streaming_message_id:
+            found.append(_while_streaming)
+        else:
+            found += [_nothing_streams, _empty_continue, _observed_before_called, _negative_usage]
+            if state.tool_calls:
+                found.append(_duplicate_call_id)
+    return found
+
+
+def _wrong_phase(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    tag = pick(draw, [tag for tag in INPUT_TAGS if tag not in valid_inputs(state)])
+    inp: AgentInput = draw(BY_TAG[tag](timestamp=later(draw, state)))
+    return inp
+
+
+def _unknown_call(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    call_id = fresh_id(draw, state, "u", state.tool_calls.__contains__)
+    if draw(st.booleans()):
+        return ToolCallCompleted(timestamp=at, tool_call_id=call_id, result=draw(_RESULTS))
+    return pick(draw, _CALL_INPUTS)(timestamp=at, tool_call_id=call_id)
+
+
+def _backwards(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    earlier = draw(st.integers(max(0, state.timestamp - 90_000), state.timestamp - 1))
+    inp: AgentInput = draw(pick(draw, list(BY_TAG.values()))(timestamp=earlier))
+    return inp
+
+
+def _bad_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    started: SessionStarted = draw(session_started(timestamp=later(draw, state)))
+    problem = draw(st.integers(0, 2))
+    if problem == 0:
+        return SessionStarted(timestamp=started.timestamp, session_id="", config=started.config, tools=started.tools)
+    if problem == 1:
+        tool = draw(tool_definitions())
+        return SessionStarted(timestamp=started.timestamp, session_id=started.session_id, tools=(tool, tool))
+    version = draw(st.integers(0, 5).filter(lambda v: v != SCHEMA_VERSION))
+    return SessionStarted(timestamp=started.timestamp, session_id=started.session_id, schema_version=version)
+
+
+def _second_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    started: SessionStarted = draw(session_started(timestamp=later(draw, state)))
+    return started
+
+
+def _duplicate_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    used = state.messages[draw(st.integers(0, len(state.messages) - 1))].id
+    if draw(st.booleans()):
+        return UserMessageReceived(timestamp=at, message_id=used, content="again")
+    return LlmMessageStarted(timestamp=at, message_id=used)
+
+
+def _decide_undecidable(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    calls = [i for i in recent_calls(state) if state.tool_calls[i].status != "awaiting-approval"]
+    call_id = pick(draw, calls)
+    at = later(draw, state)
+    if draw(st.booleans()):
+        return ToolCallApproved(timestamp=at, tool_call_id=call_id)
+    return ToolCallDenied(timestamp=at, tool_call_id=call_id, reason="no")
+
+
+def _finish_finished(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    call_id = pick(draw, [i for i in recent_calls(state) if state.tool_calls[i].status == "completed"])
+    at = later(draw, state)
+    if draw(st.booleans()):
+        return ToolCallStarted(timestamp=at, tool_call_id=call_id)
+    return ToolCallCompleted(timestamp=at, tool_call_id=call_id, result=draw(_RESULTS))
+
+
+def _timer_not_due(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    due = due_at(state.turn)
+    return TimerFired(timestamp=draw(st.integers(state.timestamp, state.timestamp + 1_000 if due is None else due - 1)))
+
+
+def _while_streaming(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    # The call streaming a message must complete it before anything else of a model reply.
+    at = later(draw, state)
+    choice = draw(st.integers(0, 3))
+    if choice == 0:
+        return LlmMessageStarted(timestamp=at, message_id=fresh_id(draw, state, "m", message_taken(state)))
+    if choice == 1:
+        return ReActObserved(timestamp=at, called_llm_at=at, observation=draw(observations()))
+    if choice == 2:
+        return ContextWindowExpanded(timestamp=at)
+    return HistoryToolCallsAdded(timestamp=at, tool_call_ids=tuple(recent_calls(state, 2)))
+
+
+def _nothing_streams(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return LlmMessageCompleted(timestamp=later(draw, state), message_id=draw(ids()), content="done")
+
+
+def _empty_continue(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    return ReActObserved(timestamp=at, called_llm_at=at, observation=ContinueReAct(tool_calls={}))
+
+
+def _observed_before_called(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    called = at + draw(st.integers(1, 1_000))
+    return ReActObserved(timestamp=at, called_llm_at=called, observation=draw(observations()))
+
+
+def _negative_usage(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    negative, other = draw(st.integers(-1_000_000, -1)), draw(st.integers(0, 10))
+    usage = Usage(input_tokens=negative, output_tokens=other)
+    if draw(st.booleans()):
+        usage = Usage(input_tokens=other, output_tokens=negative)
+    return ReActObserved(timestamp=at, called_llm_at=at, observation=draw(observations()), usage=usage)
+
+
+def _duplicate_call_id(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    batch = {pick(draw, recent_calls(state)): ToolCallRequest(name="search")}
+    extra = draw(ids())
+    if extra not in state.tool_calls:
+        batch[extra] = ToolCallRequest(name="fetch")
+    return ReActObserved(timestamp=at, called_llm_at=at, observation=ContinueReAct(tool_calls=batch))
+
+
+_RESULTS = tool_results()

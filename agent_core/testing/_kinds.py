@@ -1,0 +1,181 @@
+"""One strategy per input kind, and :func:`inputs` for any of them.
+
+Each draws a structurally valid input with arbitrary ids and values; a
+keyword fixes a field to a value or draws it from a strategy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from .._config import AgentConfig, ToolDefinition
+from .._inputs import (
+    AgentInput,
+    ContextWindowExpanded,
+    HistoryToolCallsAdded,
+    LlmCallFailed,
+    LlmMessageCompleted,
+    LlmMessageStarted,
+    Observation,
+    ReActCancelled,
+    ReActObserved,
+    SessionStarted,
+    TimerFired,
+    ToolCallApproved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolCallStarted,
+    UserMessageReceived,
+)
+from ._values import agent_configs, field, ids, observations, texts, timestamps, tool_lists, tool_results, usages
+
+
+def _at(timestamp: int | SearchStrategy[int] | None) -> SearchStrategy[int]:
+    return field(timestamp, timestamps())
+
+
+Ts = int | SearchStrategy[int] | None
+Str = str | SearchStrategy[str] | None
+
+
+def session_started(
+    *,
+    timestamp: Ts = None,
+    session_id: Str = None,
+    config: AgentConfig | SearchStrategy[AgentConfig] | None = None,
+    tools: tuple[ToolDefinition, ...] | SearchStrategy[tuple[ToolDefinition, ...]] | None = None,
+) -> SearchStrategy[SessionStarted]:
+    """``session-started`` with a drawn configuration and tools (current schema version)."""
+    return st.builds(
+        SessionStarted,
+        timestamp=_at(timestamp),
+        session_id=field(session_id, ids()),
+        config=field(config, agent_configs()),
+        tools=field(tools, tool_lists()),
+    )
+
+
+def user_message_received(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[UserMessageReceived]:
+    """``user-message-received``."""
+    return st.builds(
+        UserMessageReceived, timestamp=_at(timestamp), message_id=field(message_id, ids()), content=texts()
+    )
+
+
+def llm_message_started(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[LlmMessageStarted]:
+    """``llm-message-started``."""
+    return st.builds(LlmMessageStarted, timestamp=_at(timestamp), message_id=field(message_id, ids()))
+
+
+def llm_message_completed(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[LlmMessageCompleted]:
+    """``llm-message-completed``."""
+    return st.builds(
+        LlmMessageCompleted, timestamp=_at(timestamp), message_id=field(message_id, ids()), content=texts()
+    )
+
+
+def re_act_observed(
+    *,
+    timestamp: Ts = None,
+    called_llm_at: Ts = None,
+    observation: Observation | SearchStrategy[Observation] | None = None,
+) -> SearchStrategy[ReActObserved]:
+    """``re-act-observed``; ``called_llm_at`` defaults to a time at or before ``timestamp``."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> ReActObserved:
+        at = draw(_at(timestamp))
+        return ReActObserved(
+            timestamp=at,
+            called_llm_at=draw(field(called_llm_at, st.integers(max(0, at - 60_000), at))),
+            observation=draw(field(observation, observations())),
+            usage=draw(usages()),
+        )
+
+    return build()
+
+
+def llm_call_failed(*, timestamp: Ts = None, retryable: bool | None = None) -> SearchStrategy[LlmCallFailed]:
+    """``llm-call-failed``, retryable or not, with or without a server's ``retry_after_ms``."""
+    return st.builds(
+        LlmCallFailed,
+        timestamp=_at(timestamp),
+        error=texts(),
+        retryable=field(retryable, st.booleans()),
+        retry_after_ms=st.none() | st.integers(0, 60_000),
+    )
+
+
+def tool_call_started(*, timestamp: Ts = None, tool_call_id: Str = None) -> SearchStrategy[ToolCallStarted]:
+    """``tool-call-started``."""
+    return st.builds(ToolCallStarted, timestamp=_at(timestamp), tool_call_id=field(tool_call_id, ids()))
+
+
+def tool_call_completed(*, timestamp: Ts = None, tool_call_id: Str = None) -> SearchStrategy[ToolCallCompleted]:
+    """``tool-call-completed`` with a success or a failure."""
+    return st.builds(
+        ToolCallCompleted, timestamp=_at(timestamp), tool_call_id=field(tool_call_id, ids()), result=tool_results()
+    )
+
+
+def tool_call_approved(*, timestamp: Ts = None, tool_call_id: Str = None) -> SearchStrategy[ToolCallApproved]:
+    """``tool-call-approved``."""
+    return st.builds(ToolCallApproved, timestamp=_at(timestamp), tool_call_id=field(tool_call_id, ids()))
+
+
+def tool_call_denied(*, timestamp: Ts = None, tool_call_id: Str = None) -> SearchStrategy[ToolCallDenied]:
+    """``tool-call-denied``, with or without a reason."""
+    return st.builds(ToolCallDenied, timestamp=_at(timestamp), tool_call_id=field(tool_call_id, ids()), reason=texts())
+
+
+def context_window_expanded(*, timestamp: Ts = None) -> SearchStrategy[ContextWindowExpanded]:
+    """``context-window-expanded`` (internal tool)."""
+    return st.builds(ContextWindowExpanded, timestamp=_at(timestamp))
+
+
+def history_tool_calls_added(
+    *, timestamp: Ts = None, tool_call_ids: tuple[str, ...] | SearchStrategy[tuple[str, ...]] | None = None
+) -> SearchStrategy[HistoryToolCallsAdded]:
+    """``history-tool-calls-added`` (internal tool); drawn ids may repeat."""
+    return st.builds(
+        HistoryToolCallsAdded,
+        timestamp=_at(timestamp),
+        tool_call_ids=field(tool_call_ids, st.lists(ids(), max_size=4).map(tuple)),
+    )
+
+
+def timer_fired(*, timestamp: Ts = None) -> SearchStrategy[TimerFired]:
+    """``timer-fired``."""
+    return st.builds(TimerFired, timestamp=_at(timestamp))
+
+
+def re_act_cancelled(*, timestamp: Ts = None) -> SearchStrategy[ReActCancelled]:
+    """``re-act-cancelled``, with or without a reason."""
+    return st.builds(ReActCancelled, timestamp=_at(timestamp), reason=texts())
+
+
+BY_TAG: dict[str, Any] = {
+    "session-started": session_started,
+    "user-message-received": user_message_received,
+    "llm-message-started": llm_message_started,
+    "llm-message-completed": llm_message_completed,
+    "re-act-observed": re_act_observed,
+    "llm-call-failed": llm_call_failed,
+    "tool-call-started": tool_call_started,
+    "tool-call-completed": tool_call_completed,
+    "tool-call-approved": tool_call_approved,
+    "tool-call-denied": tool_call_denied,
+    "context-window-expanded": context_window_expanded,
+    "history-tool-calls-added": history_tool_calls_added,
+    "timer-fired": timer_fired,
+    "re-act-cancelled": re_act_cancelled,
+}
+"""The input strategy of each tag; each accepts at least ``timestamp=``."""
+
+
+def inputs(*, timestamp: Ts = None) -> SearchStrategy[AgentInput]:
+    """Any input of any kind, with arbitrary ids and values (most are rejected by most states)."""
+    return st.one_of(*(strategy(timestamp=timestamp) for strategy in BY_TAG.values()))

@@ -1,0 +1,128 @@
+"""Strategies for the values inside inputs: configurations, tools, ids, times and payloads."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
+
+from .._config import AgentConfig, ToolDefinition
+from .._inputs import (
+    CompleteReAct,
+    ContinueReAct,
+    Observation,
+    ToolCallRequest,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+    Usage,
+)
+
+T = TypeVar("T")
+
+EPOCH_MS = 1_700_000_000_000
+"""A realistic ``timestamp`` (November 2023) that generated sessions start near."""
+
+TOOL_NAMES = ("search", "fetch", "write_file", "run_shell")
+"""Tool names the strategies prefer, so generated calls often hit a registered tool."""
+
+PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}')
+"""JSON arguments the strategies prefer, so identical calls repeat (stuck detection)."""
+
+_SCHEMAS = ('{"type":"object","properties":{}}', '{"type":"object","properties":{"q":{"type":"string"}}}')
+
+
+def field(value: T | SearchStrategy[T] | None, default: SearchStrategy[T]) -> SearchStrategy[T]:
+    """``default`` when ``value`` is ``None``; ``value`` itself when it is a strategy; else ``just(value)``.
+
+    To fix an optional field to ``None``, pass ``st.none()``.
+    """
+    if value is None:
+        return default
+    if isinstance(value, SearchStrategy):
+        return value
+    return st.just(value)
+
+
+def timestamps() -> SearchStrategy[int]:
+    """Milliseconds since the epoch, from 0 to the year 2100 (what msgspec encodes as an int64)."""
+    return st.integers(min_value=0, max_value=4_102_444_800_000)
+
+
+def ids() -> SearchStrategy[str]:
+    """Short non-empty ids from a small alphabet, so that repeats (duplicates) are common."""
+    return st.text(alphabet="abxyz019-", min_size=1, max_size=6)
+
+
+def texts() -> SearchStrategy[str]:
+    """Message and result text: any unicode (no surrogates), short."""
+    return st.text(max_size=40)
+
+
+def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
+    """:class:`AgentConfig` values covering every knob: budgets on and off, both budget policies,
+    all three user message policies, deadlines, retries and stuck thresholds.
+
+    A keyword fixes that field to a value, or draws it from a strategy:
+    ``agent_configs(user_message_policy="queue", max_turn_ms=st.none())``.
+    """
+    defaults: dict[str, SearchStrategy[Any]] = {
+        "system_prompt": st.text(max_size=20),
+        "initial_context_window": st.integers(0, 12),
+        "context_window_step": st.integers(0, 12),
+        "max_model_calls": st.none() | st.integers(1, 10),
+        "max_tool_calls": st.none() | st.integers(0, 12),
+        "max_tokens": st.none() | st.integers(1, 10_000),
+        "max_turn_ms": st.none() | st.integers(0, 300_000),
+        "on_budget_exhausted": st.sampled_from(("fail", "final-answer")),
+        "max_identical_tool_calls": st.integers(1, 5),
+        "llm_max_attempts": st.integers(1, 4),
+        "retry_base_ms": st.integers(0, 2_000),
+        "retry_max_ms": st.integers(0, 30_000),
+        "user_message_policy": st.sampled_from(("merge", "queue", "interrupt")),
+    }
+    return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
+
+
+def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> SearchStrategy[ToolDefinition]:
+    """:class:`ToolDefinition` values: with and without approval, idempotent or not, with or without a timeout."""
+    return st.builds(
+        ToolDefinition,
+        name=field(name, st.sampled_from(TOOL_NAMES) | ids()),
+        description=st.text(max_size=20),
+        parameters=st.sampled_from(_SCHEMAS),
+        requires_approval=st.booleans(),
+        idempotent=st.booleans(),
+        timeout_ms=st.none() | st.integers(1, 60_000),
+    )
+
+
+def tool_lists(*, max_size: int = 4) -> SearchStrategy[tuple[ToolDefinition, ...]]:
+    """Tuples of tool definitions with unique names (what ``session-started`` accepts)."""
+    return st.lists(tool_definitions(), max_size=max_size, unique_by=lambda tool: tool.name).map(tuple)
+
+
+def usages() -> SearchStrategy[Usage]:
+    """Token usage of one model call (never negative)."""
+    return st.builds(Usage, input_tokens=st.integers(0, 800), output_tokens=st.integers(0, 400))
+
+
+def tool_call_requests(names: SearchStrategy[str] | None = None) -> SearchStrategy[ToolCallRequest]:
+    """A requested call: a tool name (registered or not) and JSON arguments."""
+    return st.builds(
+        ToolCallRequest,
+        name=field(names, st.sampled_from(TOOL_NAMES) | ids()),
+        parameters=st.sampled_from(PARAMETERS),
+    )
+
+
+def observations() -> SearchStrategy[Observation]:
+    """``complete-re-act``, or ``continue-re-act`` with one to three calls (parallel calls)."""
+    batch = st.dictionaries(ids(), tool_call_requests(), min_size=1, max_size=3)
+    return st.one_of(st.just(CompleteReAct()), st.builds(ContinueReAct, tool_calls=batch))
+
+
+def tool_results() -> SearchStrategy[ToolResult]:
+    """A tool call's success or failure."""
+    return st.one_of(st.builds(ToolSuccess, content=texts()), st.builds(ToolFailure, error=texts()))
