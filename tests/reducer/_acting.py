@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import agent_core as ac
 
 from ._build import T0, ask, fold, in_turn
@@ -17,7 +19,7 @@ ACTING_INPUTS = (
 )
 
 
-def acting(**config: object) -> ac.AgentState:
+def acting(**config: Any) -> ac.AgentState:
     """One batch at ``T0 + 2``: ``t1`` search and ``t2`` fetch pending, ``t3`` refund awaiting
     approval, ``t4`` to the unknown tool ``serch`` (failed at once)."""
     return fold(in_turn(**config), ask(at=T0 + 2, t1='search:{"q":"late"}', t2="fetch", t3="refund", t4="serch"))

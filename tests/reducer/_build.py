@@ -7,6 +7,8 @@ each example test exercises those two promises as a side effect.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import agent_core as ac
@@ -25,13 +27,13 @@ REFUND = ac.ToolDefinition(name="refund", description="Refund an order.", requir
 TOOLS = (SEARCH, FETCH, REFUND)
 
 
-def started(*, tools: tuple[ac.ToolDefinition, ...] = TOOLS, **config: object) -> ac.AgentState:
+def started(*, tools: tuple[ac.ToolDefinition, ...] = TOOLS, **config: Any) -> ac.AgentState:
     """A session started at ``T0`` with ``tools`` and an ``AgentConfig`` built from ``config``."""
-    config_struct = ac.AgentConfig(**config)  # type: ignore[arg-type]
+    config_struct = ac.AgentConfig(**config)
     return fold(ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="s1", config=config_struct, tools=tools))
 
 
-def in_turn(**config: object) -> ac.AgentState:
+def in_turn(**config: Any) -> ac.AgentState:
     """A session with one open turn (user message ``u1`` at ``T0 + 1``): phase ``thinking``."""
     return fold(started(**config), user("u1", "Where is my order?", at=T0 + 1))
 
@@ -60,10 +62,17 @@ def user(message_id: str, content: str = "hello", *, at: int) -> ac.UserMessageR
 
 
 def ask(*, at: int, tokens: tuple[int, int] = (0, 0), called_at: int | None = None, **calls: str) -> ac.ReActObserved:
-    """The model asked for tool calls: ``ask(at=5, t1="search", t2="fetch:{...}")``.
+    """The model asked for tool calls: ``ask(at=5, t1="search", t2='fetch:{"id":42}')``.
 
     A value is the tool's name, optionally followed by ``:`` and JSON parameters.
     """
+    return asked(calls, at=at, tokens=tokens, called_at=called_at)
+
+
+def asked(
+    calls: dict[str, str], *, at: int, tokens: tuple[int, int] = (0, 0), called_at: int | None = None
+) -> ac.ReActObserved:
+    """Like :func:`ask`, with the calls as a dict (for ids that are not Python names)."""
     requests = {}
     for call_id, spec in calls.items():
         name, _, parameters = spec.partition(":")

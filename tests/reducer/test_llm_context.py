@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import agent_core as ac
 
-from ._build import SEARCH, T0, TOOLS, answer, ask, fold, ok, started, user
+from ._build import SEARCH, T0, TOOLS, answer, ask, asked, fold, ok, started, user
 
 Msg = ac.ContextMessage
 
@@ -92,7 +92,7 @@ def test_calls_of_earlier_turns_are_past_calls_not_context() -> None:
 
 def test_past_calls_list_the_most_recent_twenty() -> None:
     state = fold(started(), user("u1", at=T0 + 1))
-    state = fold(state, ask(at=T0 + 2, **{f"t{i:02}": f'fetch:{{"id":{i}}}' for i in range(25)}))
+    state = fold(state, asked({f"t{i:02}": f'fetch:{{"id":{i}}}' for i in range(25)}, at=T0 + 2))
     state = fold(state, *(ok(f"t{i:02}", at=T0 + 3) for i in range(25)), answer(at=T0 + 4), user("u2", at=T0 + 5))
     past = ac.llm_context(state).past_tool_calls
     assert [c.id for c in past] == [f"t{i:02}" for i in range(24, 4, -1)]

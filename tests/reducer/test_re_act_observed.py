@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import agent_core as ac
 
-from ._build import T0, answer, ask, fold, in_turn, llm_keys, rejected, result_of, started
+from ._build import T0, answer, ask, asked, fold, in_turn, llm_keys, rejected, result_of, started
 
 ACTING_INPUTS = (
     "re-act-cancelled",
@@ -109,7 +109,7 @@ def test_continue_without_calls_is_rejected() -> None:
 
 
 def test_an_empty_tool_call_id_is_rejected() -> None:
-    rejection = rejected(in_turn(), ask(at=T0 + 2, **{"": "search"}))
+    rejection = rejected(in_turn(), asked({"": "search"}, at=T0 + 2))
     assert (rejection.code, rejection.guard) == ("empty-id", "tool-call-id-present")
     assert rejection.message == "expected non-empty tool call ids, got an empty one"
 

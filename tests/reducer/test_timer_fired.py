@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import agent_core as ac
 
 from ._build import T0, ask, fold, in_turn, rejected, result_of, started
@@ -11,7 +13,7 @@ def fired(at: int) -> ac.TimerFired:
     return ac.TimerFired(timestamp=at)
 
 
-def retrying(**config: object) -> ac.AgentState:
+def retrying(**config: Any) -> ac.AgentState:
     """A turn waiting to retry its model call until ``T0 + 1_002``."""
     return fold(in_turn(**config), ac.LlmCallFailed(timestamp=T0 + 2, error="overloaded", retryable=True))
 
