@@ -1,0 +1,171 @@
+"""``@tool``: a plain Python function, sync or async, becomes a tool the model can call.
+
+::
+
+    @tool
+    def add(a: int, b: int) -> int:
+        '''Add two integers.
+
+        Args:
+            a: the first addend
+            b: the second addend
+        '''
+        return a + b
+
+    @tool(requires_approval=True, idempotent=True, timeout_ms=5000, name="send_mail")
+    async def send(to: str, body: str, tool_call_id: str) -> str: ...
+
+The decorated object is still callable like the function. The model's JSON
+arguments are validated by pydantic before the function runs; a sync function
+runs in a worker thread so it never blocks the event loop. A parameter named
+``tool_call_id`` receives the call's id, stable across a crash and resume: use
+it as an idempotency key. A ``str`` result reaches the model as is, anything
+else JSON-encoded.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable
+from typing import Any, Generic, ParamSpec, TypeVar, overload
+
+import anyio.to_thread
+import pydantic_core
+from pydantic import ValidationError
+
+from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
+
+from . import _messages
+from ._docstring import parse_docstring
+from ._schema import Signature, describe_parameters
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Tool(Generic[P, R]):
+    """A function registered as a tool: its :class:`~agent_core.ToolDefinition` and how to run one call.
+
+    Build it with :func:`tool`. ``definition`` is what ``session-started``
+    records and the model is offered; :meth:`invoke` runs one call from the
+    model's JSON arguments and never raises for the model's mistakes or the
+    tool's exceptions: they become a ``ToolFailure`` the model reads.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        requires_approval: bool = False,
+        idempotent: bool = False,
+        timeout_ms: int | None = None,
+    ) -> None:
+        if timeout_ms is not None and timeout_ms <= 0:
+            raise ValueError(f"tool {name or fn.__name__!r}: expected a positive timeout_ms or None, got {timeout_ms}")
+        self.fn = fn
+        self.name = name or fn.__name__
+        summary, param_docs = parse_docstring(fn.__doc__)
+        self.signature = Signature(fn, self.name, param_docs)
+        if not summary and self.signature.model_parameter is not None:
+            summary, _ = parse_docstring(self.signature.model.__doc__)
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.definition = ToolDefinition(
+            name=self.name,
+            description=description if description is not None else summary,
+            parameters=json.dumps(self.signature.schema, separators=(",", ":")),
+            requires_approval=requires_approval,
+            idempotent=idempotent,
+            timeout_ms=timeout_ms,
+        )
+        self._parameters_hint = describe_parameters(self.signature.schema)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the underlying function directly (no validation): tools stay usable as functions."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name!r}>"
+
+    async def invoke(self, arguments: str, tool_call_id: str) -> ToolResult:
+        """Run one call: validate ``arguments`` (JSON text), call the function, encode its result.
+
+        Invalid JSON, schema violations and exceptions raised by the tool become
+        a ``ToolFailure``. Cancellation propagates (a sync tool's thread is
+        abandoned and its late result dropped). Timeouts are the caller's job,
+        since they need the session's clock.
+        """
+        try:
+            validated = self.signature.model.model_validate_json(arguments or "{}")
+        except ValidationError as error:
+            return ToolFailure(error=_messages.invalid_arguments(self.name, tool_call_id, error, self._parameters_hint))
+        kwargs = self.signature.arguments(validated, tool_call_id)
+        try:
+            if self.is_async:
+                value: Any = await self.fn(**kwargs)  # type: ignore[call-arg, misc]
+            else:
+                call = functools.partial(self.fn, **kwargs)
+                value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+        except Exception as error:
+            return ToolFailure(error=_messages.raised(self.name, tool_call_id, error))
+        return self._encode(value, tool_call_id)
+
+    def _encode(self, value: Any, tool_call_id: str) -> ToolResult:
+        if isinstance(value, str):
+            return ToolSuccess(content=value)
+        try:
+            return ToolSuccess(content=pydantic_core.to_json(value).decode())
+        except pydantic_core.PydanticSerializationError as error:
+            return ToolFailure(error=_messages.unencodable(self.name, tool_call_id, value, error))
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    idempotent: bool = False,
+    timeout_ms: int | None = None,
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    requires_approval: bool = False,
+    idempotent: bool = False,
+    timeout_ms: int | None = None,
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
+    """Declare a tool: ``@tool`` or ``@tool(requires_approval=True, idempotent=True, timeout_ms=5000, name=...)``.
+
+    ``name`` defaults to the function's name and ``description`` to its
+    docstring's text before the first section; each parameter's description
+    comes from the docstring's ``Args:`` (or ``:param x:``) lines.
+    ``requires_approval`` makes each call wait for ``tool-call-approved``;
+    ``idempotent`` tells the model (and a resumed session) that running it
+    twice is safe; ``timeout_ms`` bounds one call, measured on the session's clock.
+    """
+
+    def wrap(function: Callable[P, R]) -> Tool[P, R]:
+        return Tool(
+            function,
+            name=name,
+            description=description,
+            requires_approval=requires_approval,
+            idempotent=idempotent,
+            timeout_ms=timeout_ms,
+        )
+
+    return wrap(fn) if fn is not None else wrap
