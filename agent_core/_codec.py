@@ -68,9 +68,17 @@ def upcast(record: Record, version: int) -> Record:
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
-def _snake(value: Any) -> Any:
+# Mappings whose keys are ids, not field names: renaming them would break the
+# references to those ids in later records (e.g. "call_Ab9" in toolCallId).
+_ID_KEYED = frozenset({"toolCalls", "tool_calls"})
+
+
+def _snake(value: Any, ids: bool = False) -> Any:
     if isinstance(value, dict):
-        return {_CAMEL.sub("_", key).lower(): _snake(item) for key, item in value.items()}
+        return {
+            (key if ids else _CAMEL.sub("_", key).lower()): _snake(item, not ids and key in _ID_KEYED)
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_snake(item) for item in value]
     return value
@@ -84,15 +92,19 @@ def _from_origin(record: Record) -> Record:
     and carried ``receivedAt``, and requests carried ``calledAt``.
     """
     record = _snake(record)
+    # Only rewrite what has the expected shape; anything else is left for the
+    # typed decoding to reject with a field path.
     if record.get("type") == "session-started":
         record["schema_version"] = 1
-        config = record.get("config", {})
-        if "expand_context_window_size" in config:
+        config = record.get("config")
+        if isinstance(config, dict) and "expand_context_window_size" in config:
             config["context_window_step"] = config.pop("expand_context_window_size")
     observation = record.get("observation")
-    if isinstance(observation, dict):
-        for request in observation.get("tool_calls", {}).values():
-            request.pop("called_at", None)
+    requests = observation.get("tool_calls") if isinstance(observation, dict) else None
+    if isinstance(requests, dict):
+        for request in requests.values():
+            if isinstance(request, dict):
+                request.pop("called_at", None)
     result = record.get("result")
     if isinstance(result, dict) and "is_success" in result:
         result.pop("received_at", None)
