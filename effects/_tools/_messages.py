@@ -82,6 +82,6 @@ def unknown_tool(tool: str, call_id: str, registered: Iterable[str]) -> str:
 def unencodable(tool: str, call_id: str, value: Any, error: Exception) -> str:
     """The tool returned something that is neither a string nor JSON-encodable: a bug in the tool."""
     return (
-        f"tool {tool!r} returned a {type(value).__name__} that cannot be encoded as JSON (tool call {call_id!r}): "
+        f"tool {tool!r} returned a value of type {type(value).__name__} that cannot be encoded as JSON (tool call {call_id!r}): "
         f"{error}. This is a bug in the tool, not in the call"
     )

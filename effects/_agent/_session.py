@@ -1,0 +1,172 @@
+"""``Agent`` and ``Session``: the door most users start from.
+
+::
+
+    agent = Agent(ScriptedModel([...]), tools=[add], config=AgentConfig(max_tool_calls=10))
+    async with agent.running() as session:
+        session.send("What is 2 + 3?")
+        await session.settled()
+        print(session.state.messages)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    AgentState,
+    Effect,
+    Phase,
+    ReActCancelled,
+    SessionStarted,
+    ToolCallApproved,
+    ToolCallDenied,
+    UserMessageReceived,
+    effects_at,
+    initial_state,
+    phase,
+)
+
+from .._clock import Clock, SystemClock
+from .._machine import Journal, Machine, MachineEvent
+from .._model import Model
+from .._tools import Tool, Toolbox
+from ._ids import IdSource, RandomIds
+from ._runtime import AgentRuntime, CheckedTransition
+from ._tool_call import StartedTracker
+
+
+class Agent:
+    """An agent: a model, tools and a configuration. ``running()`` runs one session of it.
+
+    ``tools`` are :func:`~effects.tool`-decorated functions (plain functions are
+    wrapped). ``clock`` defaults to the wall clock and ``ids`` to random ids;
+    tests pass a :class:`~effects.ManualClock` and :class:`~effects.SequentialIds`.
+    ``session_id`` defaults to a new id from ``ids``.
+
+    ``journal`` receives every accepted input before anything depends on it
+    (a store, to make the session durable). To resume a session, pass its
+    folded state as ``initial``: no ``session-started`` is dispatched, and the
+    effects the state derives start again (a tool call that was ``running`` is
+    run and completed, not started twice).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
+        config: AgentConfig | None = None,
+        clock: Clock | None = None,
+        ids: IdSource | None = None,
+        session_id: str | None = None,
+        journal: Journal[AgentInput] | None = None,
+        initial: AgentState | None = None,
+    ) -> None:
+        self.model = model
+        self.toolbox = Toolbox(tools)
+        self.config = config if config is not None else AgentConfig()
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.ids: IdSource = ids if ids is not None else RandomIds()
+        self.session_id = session_id
+        self.journal = journal
+        self.initial = initial
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Session]:
+        """Run a session for the duration of the block; on exit every running effect is cancelled.
+
+        A new session starts with ``session-started`` (config and tool
+        definitions); a resumed one (``initial``) reconciles from its state.
+        """
+        runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids)
+        checked = CheckedTransition()
+        start = self.initial if self.initial is not None else initial_state()
+        machine: Machine[AgentState, AgentInput, Effect] = Machine(
+            start, checked.transition, effects_at, runtime.run_effect, check=checked.check, journal=self.journal
+        )
+        runtime.attach(machine.current, machine.emit)
+        if self.journal is not None:
+            runtime.started_tracker = StartedTracker()
+            machine.subscribe(runtime.started_tracker.handle)
+        if self.initial is None:
+            session_id = self.session_id or self.ids.new_id("session")
+            machine.dispatch(
+                SessionStarted(
+                    timestamp=runtime.stamp(),
+                    session_id=session_id,
+                    config=self.config,
+                    tools=self.toolbox.definitions(),
+                )
+            )
+        async with machine.running():
+            yield Session(machine, runtime)
+
+
+class Session:
+    """A running session: send messages, decide on approvals, cancel a turn, observe.
+
+    Every method dispatches an input stamped by the session's clock; it is
+    applied on the event loop's next turn. An input the state refuses (e.g.
+    approving a call that needs no approval) changes nothing and reaches
+    subscribers as an ``input-rejected`` event with the
+    :class:`~agent_core.Rejection`. Call the methods from the event loop's thread.
+    """
+
+    def __init__(self, machine: Machine[AgentState, AgentInput, Effect], runtime: AgentRuntime) -> None:
+        self.machine = machine
+        self._runtime = runtime
+
+    @property
+    def state(self) -> AgentState:
+        """The current state (inputs dispatched but not yet applied are not in it)."""
+        return self.machine.current()
+
+    @property
+    def phase(self) -> Phase:
+        """The current phase: ``idle``, ``thinking``, ``acting``, ``awaiting-approval``..."""
+        return phase(self.machine.current())
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (empty until ``session-started`` is applied)."""
+        return self.machine.current().session_id
+
+    def send(self, text: str) -> str:
+        """Send a user message (``user-message-received``); returns its message id."""
+        message_id = self._runtime.new_message_id("user")
+        self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
+        return message_id
+
+    def approve(self, tool_call_id: str) -> None:
+        """Approve a tool call awaiting approval (``tool-call-approved``): it runs next."""
+        self.dispatch(ToolCallApproved(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id))
+
+    def deny(self, tool_call_id: str, reason: str = "") -> None:
+        """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``."""
+        self.dispatch(ToolCallDenied(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=reason))
+
+    def cancel(self, reason: str = "") -> None:
+        """Stop the current turn (``re-act-cancelled``): running tools are cancelled, open calls closed."""
+        self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=reason))
+
+    def dispatch(self, inp: AgentInput) -> None:
+        """Dispatch any input (stamp it with :meth:`now_ms` to keep timestamps in order)."""
+        self.machine.dispatch(inp)
+
+    def now_ms(self) -> int:
+        """A timestamp for a new input: the clock's time, never earlier than the last one."""
+        return self._runtime.stamp()
+
+    async def settled(self) -> None:
+        """Return when nothing can progress without outside input: a reply is done, a tool waits
+        for approval, or only a timer (a retry backoff, the deadline) is left."""
+        await self.machine.settled()
+
+    def subscribe(self, handler: Callable[[MachineEvent], None]) -> Callable[[], None]:
+        """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function."""
+        return self.machine.subscribe(handler)

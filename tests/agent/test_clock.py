@@ -1,0 +1,65 @@
+"""Clocks: a manual clock wakes sleepers in order without real sleeping; time never goes backwards."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from effects import Clock, ManualClock, SystemClock
+
+
+@pytest.mark.anyio
+async def test_sleepers_wake_in_order_when_the_clock_reaches_them() -> None:
+    clock = ManualClock(start_ms=1000)
+    woke: list[int] = []
+
+    async def sleeper(at: int) -> None:
+        await clock.sleep_until(at)
+        woke.append(at)
+
+    async with anyio.create_task_group() as group:
+        for at in (1300, 1100, 1200):
+            group.start_soon(sleeper, at)
+        await anyio.wait_all_tasks_blocked()
+        assert clock.sleepers() == [1100, 1200, 1300]
+        clock.advance(150)
+        await anyio.wait_all_tasks_blocked()
+        assert woke == [1100]
+        clock.set(1300)
+    assert sorted(woke) == [1100, 1200, 1300]
+    assert clock.now_ms() == 1300
+
+
+@pytest.mark.anyio
+async def test_a_time_already_reached_returns_at_once() -> None:
+    clock = ManualClock(start_ms=50)
+    await clock.sleep_until(50)
+    await clock.sleep_until(10)
+    assert clock.sleepers() == []
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_sleeper_is_forgotten() -> None:
+    clock = ManualClock(start_ms=0)
+    with anyio.move_on_after(0):
+        await clock.sleep_until(10)
+    assert clock.sleepers() == []
+
+
+def test_time_never_goes_backwards() -> None:
+    clock = ManualClock(start_ms=100)
+    with pytest.raises(ValueError, match=r"expected a time at or after 100, got 99; a clock never goes backwards"):
+        clock.set(99)
+    with pytest.raises(ValueError, match=r"expected ms >= 0 to advance by, got -1"):
+        clock.advance(-1)
+
+
+@pytest.mark.anyio
+async def test_the_system_clock_reads_and_waits_for_wall_time() -> None:
+    clock = SystemClock()
+    assert isinstance(clock, Clock)
+    now = clock.now_ms()
+    assert now > 1_600_000_000_000
+    await clock.sleep_until(now)  # already reached: returns at once
+    await clock.sleep_until(now + 2)
+    assert clock.now_ms() >= now + 2
