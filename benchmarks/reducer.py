@@ -1,0 +1,393 @@
+"""Benchmark of the pure core: transition, effects_at, llm_context, log replay, memory.
+
+Run ``python benchmarks/reducer.py --help`` for what each measurement means
+and its target. Prints tables and writes ``benchmarks/results/reducer.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+import tracemalloc
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as c
+
+from agent_core import (
+    AgentInput,
+    AgentState,
+    ContextWindowExpanded,
+    ContinueReAct,
+    HistoryToolCallsAdded,
+    LlmCallFailed,
+    ReActCancelled,
+    ReActObserved,
+    TimerFired,
+    ToolCallApproved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolCallRequest,
+    ToolSuccess,
+    decode_log,
+    effects_at,
+    encode_log,
+    initial_state,
+    llm_context,
+    replay,
+    tag_of,
+    transition,
+)
+
+HELP = """\
+Measurements (each timed with time.perf_counter_ns after a warm-up; median and min of repeated runs):
+
+1. transitions/s  A realistic mixed stream: turns of a user message, then 4 rounds of
+                  llm-message-started/-completed, re-act-observed asking for 3 parallel tool calls,
+                  tool-call-started x3, tool-call-completed x3, then a final answer (40 inputs, 6
+                  messages, 12 tool calls per turn), folded onto a 1,000-message session; and each
+                  input kind alone on that session.
+                  Target: >= 500,000/s for simple inputs (tool-call-completed on 1,000 messages).
+2. scaling        Time per transition (the mixed turn, and each input kind) on sessions of 100,
+                  10,000 and 100,000 messages, built by folding one generated log once.
+                  Target: the 100,000-message case within 1.5x of the 100-message case.
+3. replay         decode_log + replay of a JSON-lines log of 1,000,000 inputs (100,000 with
+                  --quick) against msgspec.json.Decoder().decode_lines of the same bytes (untyped,
+                  no validation) in the same run. Target: >= 33% of the raw decode throughput.
+4. memory         Peak traced memory (tracemalloc) while folding a 100,000-message session
+                  (10,000 with --quick), relative to its raw content bytes (UTF-8 bytes of message
+                  contents, tool-call parameters and results). Target: <= 3x.
+5. per call       effects_at and llm_context on a thinking state (after a turn's 12 tool results)
+                  and effects_at on an acting state (3 open calls), at each session size. They run
+                  after every transition in the runner. Target: no growth with the session (1.5x).
+"""
+
+SIZES = (100, 1_000, 10_000, 100_000)
+SIMPLE = "tool-call-completed"
+
+
+def fold(state: AgentState, inputs: Iterable[AgentInput]) -> AgentState:
+    """Apply ``inputs`` to ``state`` one by one."""
+    for inp in inputs:
+        state = transition(state, inp)
+    return state
+
+
+def bases(sizes: tuple[int, ...]) -> dict[int, AgentState]:
+    """Idle sessions of (at least) each size in messages, from one generated log folded once."""
+    out: dict[int, AgentState] = {}
+    state, done = fold(initial_state(), [c.session_started()]), 0
+    for size in sorted(sizes):
+        turns = c.turns_for_messages(size)
+        state = fold(state, c.session(turns - done, first_turn=done, start=False))
+        out[size], done = state, turns
+    return out
+
+
+def label(state: AgentState, inp: AgentInput) -> str:
+    """The input's tag, with the variant where one kind has a cheap and a costly case."""
+    tag = tag_of(inp)
+    if isinstance(inp, ReActObserved):
+        return tag + (":continue" if isinstance(inp.observation, ContinueReAct) else ":complete")
+    if isinstance(inp, ToolCallCompleted) and state.turn is not None and len(state.turn.open_call_ids) == 1:
+        return tag + ":last"
+    return tag
+
+
+def scenarios(base: AgentState) -> tuple[list[AgentInput], dict[str, tuple[AgentState, AgentInput]]]:
+    """The mixed turn that follows ``base``, and one (state, input) pair per input kind on ``base``."""
+    number, t = base.turns, base.timestamp + 1
+    turn = c.turn(number, t)
+    pairs: dict[str, tuple[AgentState, AgentInput]] = {"session-started": (initial_state(), c.session_started())}
+    state, acting = base, base
+    for inp in turn:
+        pairs.setdefault(label(state, inp), (state, inp))
+        state = transition(state, inp)
+        if state.turn is not None and len(state.turn.open_call_ids) == c.CALLS and acting is base:
+            acting = state
+    thinking = transition(base, turn[0])
+    failed = LlmCallFailed(timestamp=t + 1, error="overloaded", retryable=True)
+    retrying = transition(thinking, failed)
+    assert retrying.turn is not None and retrying.turn.retry_at is not None
+    log = base.tool_call_log
+    wanted = (log[len(log) - 30], log[len(log) - 40])
+    ask = ContinueReAct(tool_calls={f"x{number}": ToolCallRequest(name="delete_file", parameters='{"p":"/x"}')})
+    awaiting = transition(thinking, ReActObserved(timestamp=t + 1, called_llm_at=t, observation=ask))
+    pairs |= {
+        "llm-call-failed": (thinking, failed),
+        "timer-fired": (retrying, TimerFired(timestamp=retrying.turn.retry_at)),
+        "context-window-expanded": (thinking, ContextWindowExpanded(timestamp=t + 1)),
+        "history-tool-calls-added": (thinking, HistoryToolCallsAdded(timestamp=t + 1, tool_call_ids=wanted)),
+        "tool-call-approved": (awaiting, ToolCallApproved(timestamp=t + 2, tool_call_id=f"x{number}")),
+        "tool-call-denied": (awaiting, ToolCallDenied(timestamp=t + 2, tool_call_id=f"x{number}", reason="no")),
+        "re-act-cancelled": (acting, ReActCancelled(timestamp=acting.timestamp + 1, reason="stop")),
+    }
+    return turn, dict(sorted(pairs.items()))
+
+
+def per_call(states: dict[str, tuple[Any, Any]], times: int, repeat: int) -> dict[str, c.Timing]:
+    """Time ``function(state)`` for each named (function, state)."""
+    out = {}
+    for name, (function, state) in states.items():
+
+        def run(function: Any = function, state: Any = state) -> None:
+            for _ in range(times):
+                function(state)
+
+        out[name] = c.measure(run, times, repeat=repeat)
+    return out
+
+
+def transitions(sessions: dict[int, AgentState], times: int, repeat: int) -> dict[str, dict[int, c.Timing]]:
+    """Per-transition timings: the mixed turn and each input kind, at each session size."""
+    out: dict[str, dict[int, c.Timing]] = {}
+    for size, base in sessions.items():
+        turn, pairs = scenarios(base)
+        rounds = max(1, times // len(turn))
+
+        def run(base: AgentState = base, turn: list[AgentInput] = turn, rounds: int = rounds) -> None:
+            for _ in range(rounds):
+                fold(base, turn)
+
+        out.setdefault("mixed turn", {})[size] = c.measure(run, rounds * len(turn), repeat=repeat)
+        for name, (state, inp) in pairs.items():
+            out.setdefault(name, {})[size] = c.measure(c.loop(transition, state, inp, times), times, repeat=repeat)
+    return out
+
+
+def projections(sessions: dict[int, AgentState], times: int, repeat: int) -> dict[str, dict[int, c.Timing]]:
+    """effects_at and llm_context per call at each session size."""
+    out: dict[str, dict[int, c.Timing]] = {}
+    for size, base in sessions.items():
+        turn, _ = scenarios(base)
+        thinking = fold(base, turn[:-3])  # after the last round's results: 12 calls in context
+        acting = fold(base, turn[:6])  # three calls open
+        named = {
+            "effects_at (thinking)": (effects_at, thinking),
+            "effects_at (acting)": (effects_at, acting),
+            "llm_context (thinking)": (llm_context, thinking),
+        }
+        for name, timing in per_call(named, times, repeat).items():
+            out.setdefault(name, {})[size] = timing
+    return out
+
+
+def replay_vs_decode(inputs: int, repeat: int) -> dict[str, Any]:
+    """decode_log + replay against raw decode_lines of the same JSON-lines bytes."""
+    data = encode_log(c.session(max(1, (inputs - 1) // c.INPUTS_PER_TURN)))
+    count = data.count(b"\n")
+    raw_decoder = msgspec.json.Decoder()
+    decoded = decode_log(data)
+    timings = c.measure_each(
+        {
+            "raw_decode_lines": lambda: raw_decoder.decode_lines(data),
+            "decode_log": lambda: decode_log(data),
+            "replay_only": lambda: replay(decoded),
+            "decode_log_and_replay": lambda: replay(decode_log(data)),
+        },
+        count,
+        repeat=repeat,
+    )
+    return {
+        "inputs": count,
+        "bytes": len(data),
+        **timings,
+        "ratio": timings["raw_decode_lines"].median_ns / timings["decode_log_and_replay"].median_ns,
+    }
+
+
+def content_bytes(state: AgentState) -> int:
+    """UTF-8 bytes of the session's message contents, tool-call parameters and results."""
+    total = sum(len(m.content.encode()) for m in state.messages.values())
+    for record in state.tool_calls.values():
+        result = record.result
+        text = "" if result is None else result.content if isinstance(result, ToolSuccess) else result.error
+        total += len(record.parameters.encode()) + len(text.encode())
+    return total
+
+
+def memory(messages: int) -> dict[str, Any]:
+    """Peak and retained traced memory while folding a generated session of ``messages`` messages."""
+    turns = c.turns_for_messages(messages)
+    gc.collect()
+    tracemalloc.start()
+    start = time.perf_counter()
+    state = fold(initial_state(), c.session(turns))  # inputs are generated lazily, so only the state stays
+    gc.collect()
+    retained, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    content = content_bytes(state)
+    return {
+        "messages": len(state.messages),
+        "tool_calls": len(state.tool_calls),
+        "content_bytes": content,
+        "peak_bytes": peak,
+        "retained_bytes": retained,
+        "ratio": peak / content,
+        "retained_ratio": retained / content,
+        "overhead_per_item_bytes": (retained - content) / (len(state.messages) + len(state.tool_calls)),
+        "seconds_traced": time.perf_counter() - start,
+    }
+
+
+# --- report -------------------------------------------------------------------------------
+
+
+def _ns(timing: c.Timing) -> str:
+    return f"{timing.median_ns:,.0f} ({timing.min_ns:,.0f})"
+
+
+def _growth(row: dict[int, c.Timing]) -> float:
+    return row[max(row)].median_ns / row[min(row)].median_ns
+
+
+def report_rows(rows: dict[str, dict[int, c.Timing]], sizes: list[int], title: str) -> None:
+    """Print one row per measurement: ns per call (min) at each size, calls/s at 1,000, growth."""
+    headers = ("", *(f"{s:,} msgs ns (min)" for s in sizes), "/s at 1,000", f"{sizes[-1]:,}/{sizes[0]:,}")
+    body = [
+        (name, *(_ns(row[s]) for s in sizes), f"{row[1_000].per_second:,.0f}", f"{_growth(row):.2f}x")
+        for name, row in rows.items()
+    ]
+    print(f"\n{title}\n{c.table(headers, body)}")
+
+
+def targets(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each target measured in this run, from the medians and from the minimums.
+
+    ``ratio`` is goal over measured for limits and measured over goal for rates,
+    so >= 1 means met. On a busy machine the medians carry the noise of other
+    processes; the minimums show what the code does when it has a core to itself.
+    """
+    out: list[tuple[str, float, float, float, bool]] = []  # name, median, min, goal, higher is better
+    if "transitions" in data:
+        rows = data["transitions"]
+        rate = rows[SIMPLE][1_000]
+        out.append(("tool-call-completed on 1,000 msgs, /s", 1e9 / rate.median_ns, 1e9 / rate.min_ns, 500_000, True))
+        out.append(("mixed turn, 100,000 vs 100 msgs", *_growths([rows["mixed turn"]]), 1.5, False))
+        out.append(("worst input kind, 100,000 vs 100 msgs", *_growths(list(rows.values())), 1.5, False))
+    if "per_call" in data:
+        out.append(("effects_at/llm_context, 100,000 vs 100", *_growths(list(data["per_call"].values())), 1.5, False))
+    if "replay" in data:
+        r = data["replay"]
+        raw, full = r["raw_decode_lines"], r["decode_log_and_replay"]
+        out.append(("replay / raw decode throughput", r["ratio"], raw.min_ns / full.min_ns, 0.33, True))
+    if "memory" in data:
+        ratio = data["memory"]["ratio"]
+        out.append(("peak memory / content bytes", ratio, ratio, 3.0, False))
+    return [
+        {
+            "target": name,
+            "goal": goal,
+            "measured": median,
+            "measured_min": minimum,
+            "ratio": median / goal if higher else goal / median,
+            "ratio_min": minimum / goal if higher else goal / minimum,
+        }
+        for name, median, minimum, goal, higher in out
+    ]
+
+
+def _growths(rows: list[dict[int, c.Timing]]) -> tuple[float, float]:
+    """The worst largest-over-smallest session growth among ``rows``, by median and by minimum."""
+    median = max(row[max(row)].median_ns / row[min(row)].median_ns for row in rows)
+    minimum = max(row[max(row)].min_ns / row[min(row)].min_ns for row in rows)
+    return median, minimum
+
+
+def report(data: dict[str, Any]) -> None:
+    """Print every table of the run."""
+    for key, title in (
+        ("transitions", "transition: ns per input"),
+        ("per_call", "per call (runner, every transition): ns"),
+    ):
+        if key in data:
+            report_rows(
+                data[key],
+                sorted(data[key]["mixed turn" if key == "transitions" else "effects_at (acting)"]),
+                f"{title}, median (min)",
+            )
+    if "replay" in data:
+        r = data["replay"]
+        print(
+            f"\nreplay of {r['inputs']:,} inputs ({r['bytes'] / r['inputs']:.0f} bytes each): ns per input, median (min)"
+        )
+        steps = ("raw_decode_lines", "decode_log", "replay_only", "decode_log_and_replay")
+        print(c.table(("", "ns/input", "inputs/s"), [(k, _ns(r[k]), f"{r[k].per_second:,.0f}") for k in steps]))
+    if "memory" in data:
+        m = data["memory"]
+        print(
+            f"\nmemory: {m['messages']:,} messages, {m['tool_calls']:,} tool calls, {m['content_bytes'] / 1e6:.1f} MB"
+            f" content; peak {m['peak_bytes'] / 1e6:.1f} MB ({m['ratio']:.2f}x), retained"
+            f" {m['retained_bytes'] / 1e6:.1f} MB ({m['retained_ratio']:.2f}x),"
+            f" {m['overhead_per_item_bytes']:.0f} bytes of overhead per message or tool call"
+        )
+    rows = [
+        (
+            t["target"],
+            f"{t['goal']:,}",
+            f"{t['measured']:,.2f}",
+            f"{t['ratio']:.2f}",
+            f"{t['measured_min']:,.2f}",
+            f"{t['ratio_min']:.2f}",
+        )
+        for t in data["targets"]
+    ]
+    headers = ("target", "goal", "median", "ratio", "min", "ratio")
+    print("\ntargets (ratio >= 1 means met)\n" + c.table(headers, rows))
+
+
+SECTIONS = ("transitions", "per-call", "replay", "memory")
+
+
+def run(quick: bool, sections: tuple[str, ...]) -> dict[str, Any]:
+    """Run the chosen sections; quick runs use fewer repeats, a smaller log and a smaller session."""
+    times, repeat = (1_000, 7) if quick else (2_000, 21)
+    data: dict[str, Any] = {"mode": "quick" if quick else "full", "sections": list(sections)}
+    if "transitions" in sections or "per-call" in sections:
+        sessions = bases(SIZES)
+        # The sessions live through every measurement; freezing them keeps the collector
+        # from walking them again and again (they hold no garbage to find).
+        gc.freeze()
+        if "transitions" in sections:
+            data["transitions"] = transitions(sessions, times, repeat)
+        if "per-call" in sections:
+            data["per_call"] = projections(sessions, times, repeat)
+        del sessions
+        gc.unfreeze()
+        gc.collect()
+    if "replay" in sections:
+        data["replay"] = replay_vs_decode(100_000 if quick else 1_000_000, 5 if quick else 3)
+    if "memory" in sections:
+        data["memory"] = memory(10_000 if quick else 100_000)
+    data["targets"] = targets(data)
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, print the tables and write ``benchmarks/results/reducer.json``."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, epilog=HELP, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="a short run: fewer repeats, a 100,000-input log")
+    mode.add_argument("--full", action="store_true", help="the default: the 1,000,000-input log, more repeats")
+    parser.add_argument("--only", choices=SECTIONS, action="append", help="run only this section (repeatable)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    data = run(args.quick, tuple(args.only or SECTIONS))
+    data["seconds"] = time.perf_counter() - started
+    report(data)
+    path = c.write_results("reducer", data)
+    print(f"\n{data['mode']} run in {data['seconds']:.0f} s; results written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
