@@ -75,6 +75,17 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             f"called_llm_at ({inp.called_llm_at}) is later than the input's timestamp ({inp.timestamp}); "
             "expected the time the model call started",
         )
+    usage = inp.usage
+    if usage.input_tokens < 0 or usage.output_tokens < 0:
+        # Accepted, it would lower the session's token counters and the turn's spend.
+        reject(
+            state,
+            inp,
+            "negative-usage",
+            "usage-not-negative",
+            f"expected token counts of 0 or more, got input_tokens={usage.input_tokens}, "
+            f"output_tokens={usage.output_tokens}",
+        )
     if isinstance(inp.observation, CompleteReAct):
         return
     requests = inp.observation.tool_calls
