@@ -1,0 +1,59 @@
+"""The event log: stores, the machine's journal, loading, verified replay, fork, JSON-lines and resume.
+
+Import the public names from ``effects``.
+"""
+
+from ._digest import turn_digest
+from ._errors import (
+    ConcurrencyError,
+    LogDamaged,
+    NotAStore,
+    ReplayDiverged,
+    SessionExists,
+    SessionNotFound,
+    StoreError,
+)
+from ._fork import fork_session
+from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
+from ._jsonl import export_session, import_session
+from ._load import load_state
+from ._memory import MemoryStore
+from ._protocol import EventStore
+from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
+from ._replay import ReplayReport, replay_session
+from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
+from ._sqlite import SqliteStore
+from ._timeline import TimelineEntry, timeline
+
+__all__ = [
+    "DEFAULT_SNAPSHOT_EVERY",
+    "INTERRUPTED",
+    "ConcurrencyError",
+    "EventStore",
+    "LogDamaged",
+    "MemoryStore",
+    "NotAStore",
+    "Origin",
+    "ReplayDiverged",
+    "ReplayReport",
+    "SessionExists",
+    "SessionInfo",
+    "SessionJournal",
+    "SessionNotFound",
+    "Snapshot",
+    "SqliteStore",
+    "StoreError",
+    "StoredInput",
+    "TimelineEntry",
+    "chain_hash",
+    "complete_interrupted",
+    "export_session",
+    "fork_session",
+    "import_session",
+    "interrupted_calls",
+    "load_state",
+    "open_session",
+    "replay_session",
+    "timeline",
+    "turn_digest",
+]

@@ -1,0 +1,47 @@
+"""The turn digest: a cheap hash of a state, recorded where a turn ends.
+
+:func:`agent_core.state_hash` encodes the whole state, so its cost grows with
+the session: about 2 ms at 8,000 inputs and 44 ms at 100,000 (measured by
+``benchmarks/store.py``). Paid at every turn end, verifying a long log would
+take minutes. The digest covers every scalar part of the state (step, time,
+counters, the open turn, the last outcome, queued messages), the sizes of its
+collections, and their newest entries, so its cost does not grow with the
+session. A reducer change that alters a turn shows up in that turn's digest;
+one that alters older entries is caught by the full state hash recorded at
+snapshot points.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from agent_core import AgentState
+
+RECENT_MESSAGES = 16
+"""Newest messages the digest covers."""
+
+RECENT_TOOL_CALLS = 64
+"""Newest tool-call records the digest covers."""
+
+# Every field but the collections (covered by size and newest entries) and the
+# session's fixed settings. Derived from the struct, so a new field is covered.
+_SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log", "config", "tools"})
+_HEAD = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED)
+
+_encoder = msgspec.msgpack.Encoder()
+
+
+def turn_digest(state: AgentState) -> bytes:
+    """32 bytes that change when the state's scalar parts, sizes or newest entries change."""
+    messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
+    count, calls_count = len(messages), len(log)
+    document = (
+        [getattr(state, name) for name in _HEAD],
+        count,
+        calls_count,
+        [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],
+        [calls[log[i]] for i in range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)],
+    )
+    return hashlib.sha256(_encoder.encode(document)).digest()

@@ -1,0 +1,98 @@
+"""Errors of the event log, grouped by who must act::
+
+    StoreError
+    ├── ConcurrencyError   another writer appended to the session first: reload and retry
+    ├── SessionNotFound    no session by that id in the store (also a KeyError)
+    ├── SessionExists      creating (forking, importing) a session whose id is taken
+    ├── NotAStore          the file is not an agent-core store (not SQLite, or another schema)
+    ├── LogDamaged         stored bytes changed, went missing or were reordered: names the record
+    └── ReplayDiverged     the reducer now behaves differently on a logged input: names the record
+
+Bad JSON-lines files raise :class:`agent_core.DecodeError` (with the line number).
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every error raised by the event log."""
+
+
+class ConcurrencyError(StoreError):
+    """An append expected the session at one length and found another (another writer came first).
+
+    Nothing was written. Reload the session and decide again; two writers
+    never interleave their inputs.
+    """
+
+    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+        self.session_id = session_id
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"session {session_id!r} has {actual} inputs, but the append expected {expected}: "
+            "another writer appended first; reload the session and retry"
+        )
+
+
+class SessionNotFound(StoreError, KeyError):
+    """The store has no session with this id."""
+
+    def __init__(self, session_id: str, known: int = 0) -> None:
+        self.session_id = session_id
+        hint = "list them with `agent-core sessions DB`" if known else "the store is empty"
+        super().__init__(f"no session {session_id!r} in the store ({known} sessions; {hint})")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class SessionExists(StoreError):
+    """A new session (fork, import) was asked for an id the store already holds."""
+
+    def __init__(self, session_id: str, length: int) -> None:
+        self.session_id = session_id
+        super().__init__(f"session {session_id!r} already exists ({length} inputs); choose another id")
+
+
+class NotAStore(StoreError):
+    """The file cannot be used as a store: not a SQLite database, or not one agent-core wrote."""
+
+
+class LogDamaged(StoreError):
+    """A stored record does not match its hash chain, cannot be decoded, or is out of place.
+
+    ``record`` is the 1-based sequence number of the first bad record.
+    """
+
+    def __init__(self, session_id: str, record: int, problem: str) -> None:
+        self.session_id = session_id
+        self.record = record
+        self.problem = problem
+        super().__init__(
+            f"session {session_id!r}, record {record}: {problem}; the log is damaged from here on "
+            "(restore it from a backup or an export, or fork the session before this record)"
+        )
+
+
+class ReplayDiverged(StoreError):
+    """Replaying the log with this release's reducer gave another state than the one recorded.
+
+    ``record`` is the 1-based sequence number, ``input_type`` the input's tag,
+    ``kind`` what was compared (``state hash``, ``turn digest`` or
+    ``acceptance``), ``expected`` what the log recorded and ``actual`` what
+    the reducer produced now.
+    """
+
+    def __init__(self, session_id: str, record: int, input_type: str, kind: str, expected: str, actual: str) -> None:
+        self.session_id = session_id
+        self.record = record
+        self.input_type = input_type
+        self.kind = kind
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"session {session_id!r} diverges at record {record} ({input_type}): "
+            f"the log recorded {kind} {expected}, the reducer now gives {actual}; "
+            "the reducer's behaviour changed: keep the old release for this log, or fork it before this record"
+        )

@@ -1,0 +1,123 @@
+"""Folding stored records into a state, checking the hash chain and, on request, the recorded hashes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from agent_core import AgentInput, AgentState, DecodeError, InvalidInput, encode_state, tag_of, transition
+
+from ._digest import turn_digest
+from ._errors import LogDamaged, ReplayDiverged
+from ._records import GENESIS, StoredInput, chain_hash
+
+
+class Position(NamedTuple):
+    """A point in a session: the state after record ``seq``, and that record's chain hash ``head``."""
+
+    state: AgentState
+    seq: int
+    head: bytes
+
+
+Step = Callable[[StoredInput, AgentInput, AgentState, AgentState], None]
+"""Called after each record with the record, its input, the state before and the state after."""
+
+
+def full_hash(state: AgentState) -> bytes:
+    """:func:`agent_core.state_hash` as 32 bytes."""
+    return hashlib.sha256(encode_state(state, format="msgpack")).digest()
+
+
+def fold(
+    session_id: str,
+    records: Iterable[StoredInput],
+    start: Position,
+    stop: int,
+    *,
+    digests: bool = True,
+    states: bool = False,
+    on_step: Step | None = None,
+) -> Position:
+    """Apply ``records`` (which must continue ``start``) up to record ``stop``.
+
+    Always checks numbering and the hash chain (:class:`LogDamaged`) and that
+    the reducer accepts each input (:class:`ReplayDiverged`). ``digests``
+    also compares recorded turn digests, ``states`` the recorded full state
+    hashes (costly on long sessions: it encodes the whole state).
+    """
+    state, seq, head = start
+    for record in records:
+        if record.seq > stop:
+            break
+        seq += 1
+        if record.seq != seq:
+            raise LogDamaged(
+                session_id, seq, f"found record {record.seq} where record {seq} belongs (missing or moved)"
+            )
+        head = chain_hash(head, record.data)
+        if head != record.hash:
+            raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
+        inp = _decode(session_id, record)
+        after = _apply(session_id, record, inp, state)
+        if digests:
+            _check_turn(session_id, record, inp, state, after)
+        if states and record.state_hash is not None:
+            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
+        if on_step is not None:
+            on_step(record, inp, state, after)
+        state = after
+    if seq < stop:
+        raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")
+    return Position(state, seq, head)
+
+
+def _decode(session_id: str, record: StoredInput) -> AgentInput:
+    try:
+        return record.decode()
+    except DecodeError as error:
+        raise DecodeError(error.detail, record=record.seq, path=error.path, source=f"session {session_id!r}") from None
+
+
+def _apply(session_id: str, record: StoredInput, inp: AgentInput, state: AgentState) -> AgentState:
+    try:
+        return transition(state, inp)
+    except InvalidInput as error:
+        raise ReplayDiverged(
+            session_id, record.seq, tag_of(inp), "acceptance", "accepted", f"rejected ({error.rejection})"
+        ) from None
+
+
+def _check_turn(session_id: str, record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState) -> None:
+    ended = before.turn is not None and after.turn is None
+    if record.turn_digest is None and not ended:
+        return
+    if record.turn_digest is None or not ended:
+        expected, actual = ("a turn end", "an open turn") if not ended else ("an open turn", "a turn end")
+        raise ReplayDiverged(session_id, record.seq, tag_of(inp), "turn state", expected, actual)
+    _compare(session_id, record, inp, "turn digest", record.turn_digest, turn_digest(after))
+
+
+def _compare(session_id: str, record: StoredInput, inp: AgentInput, kind: str, expected: bytes, actual: bytes) -> None:
+    if expected != actual:
+        raise ReplayDiverged(session_id, record.seq, tag_of(inp), kind, expected.hex(), actual.hex())
+
+
+def checked_inputs(session_id: str, records: Iterable[StoredInput], stop: int) -> Iterable[AgentInput]:
+    """The inputs of records ``1..stop``, checking numbering and the hash chain but not folding them."""
+    head, seq = GENESIS, 0
+    for record in records:
+        if record.seq > stop:
+            break
+        seq += 1
+        if record.seq != seq:
+            raise LogDamaged(
+                session_id, seq, f"found record {record.seq} where record {seq} belongs (missing or moved)"
+            )
+        head = chain_hash(head, record.data)
+        if head != record.hash:
+            raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
+        yield _decode(session_id, record)
+    if seq < stop:
+        raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")

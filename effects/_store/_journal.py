@@ -1,0 +1,114 @@
+"""``SessionJournal``: writes a session's inputs to a store, as the machine's journal."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from msgspec.structs import replace
+
+from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, initial_state, transition
+
+from ._digest import turn_digest
+from ._fold import Position
+from ._load import load_position
+from ._protocol import EventStore
+from ._records import GENESIS, Origin, Snapshot, StoredInput, chain_hash
+
+DEFAULT_SNAPSHOT_EVERY = 500
+"""Inputs between snapshots: bounds the fold on load to a few milliseconds."""
+
+Encoded = tuple[AgentInput, int, bytes]
+"""An input with the schema version and MessagePack bytes it is stored as."""
+
+
+class SessionJournal:
+    """Appends one session's inputs to an :class:`EventStore`; pass it as a machine's ``journal``.
+
+    Each :meth:`append` is one batch and one transaction: the machine calls it
+    with the inputs it accepted in one loop turn, before any effect depending
+    on them starts and before subscribers see the state. The journal folds the
+    inputs itself to record a turn digest where a turn ends and, every
+    ``snapshot_every`` inputs, the full state hash and a snapshot. A journal
+    that lost a race with another writer raises :class:`ConcurrencyError`.
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        session_id: str,
+        *,
+        position: Position | None = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        parent: Origin | None = None,
+        snapshot_seq: int = 0,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self._position = position or Position(initial_state(), 0, GENESIS)
+        self._every = max(1, snapshot_every)
+        self._parent = parent
+        self._snapshot_seq = snapshot_seq
+
+    @classmethod
+    def open(
+        cls, store: EventStore, session_id: str, *, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
+    ) -> SessionJournal:
+        """A journal continuing an existing session (loaded from its snapshot and tail)."""
+        position, used = load_position(store, session_id)
+        return cls(store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used)
+
+    @property
+    def state(self) -> AgentState:
+        """The state after the last appended input."""
+        return self._position.state
+
+    @property
+    def seq(self) -> int:
+        """How many inputs the session has (the last record's number)."""
+        return self._position.seq
+
+    def append(self, inputs: Sequence[AgentInput]) -> None:
+        """Commit ``inputs`` as one batch; raises if the store refuses (the inputs are then not logged)."""
+        if inputs:
+            self.append_encoded([(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs])
+
+    def append_encoded(self, batch: Sequence[Encoded]) -> None:
+        """Commit inputs already encoded, possibly of an older schema version (imports keep their bytes)."""
+        state, seq, head = self._position
+        records: list[StoredInput] = []
+        for inp, version, data in batch:
+            after = transition(state, inp)
+            seq += 1
+            head = chain_hash(head, data)
+            ended = state.turn is not None and after.turn is None
+            digest = turn_digest(after) if ended else None
+            records.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
+            state = after
+        snapshot = None
+        if seq // self._every > self.seq // self._every:
+            snapshot = _snapshot(state, seq)
+            records[-1] = replace(records[-1], state_hash=snapshot.state_hash)
+        parent = self._parent if self.seq == 0 else None
+        self.store.append(self.session_id, records, expected=self.seq, parent=parent)
+        self._position = Position(state, seq, head)
+        if snapshot is not None:
+            self._save(snapshot)
+
+    def snapshot(self) -> None:
+        """Save a snapshot of the current state now, unless the newest one is already there."""
+        if self.seq and self._snapshot_seq != self.seq:
+            self._save(_snapshot(self.state, self.seq))
+
+    def close(self) -> None:
+        """Save a final snapshot, so the next load folds nothing. The store stays open."""
+        self.snapshot()
+
+    def _save(self, snapshot: Snapshot) -> None:
+        self.store.save_snapshot(self.session_id, snapshot)
+        self._snapshot_seq = snapshot.seq
+
+
+def _snapshot(state: AgentState, seq: int) -> Snapshot:
+    data = encode_state(state, format="msgpack")
+    return Snapshot(seq=seq, schema_version=SCHEMA_VERSION, state_hash=hashlib.sha256(data).digest(), data=data)

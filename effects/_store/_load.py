@@ -1,0 +1,57 @@
+"""Loading a session: the newest valid snapshot, then a fold of the records after it."""
+
+from __future__ import annotations
+
+import hashlib
+
+from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state
+
+from ._fold import Position, fold
+from ._protocol import EventStore
+from ._records import GENESIS, Snapshot
+
+
+def load_position(store: EventStore, session_id: str, at: int | None = None) -> tuple[Position, int]:
+    """The session after record ``at`` (default: its last), and the seq of the snapshot used (0: none).
+
+    Raises :class:`SessionNotFound`, ``ValueError`` for an ``at`` outside the
+    log, :class:`LogDamaged` / :class:`ReplayDiverged` when the records after
+    the snapshot do not fold.
+    """
+    length = store.session(session_id).length
+    stop = length if at is None else at
+    if not 0 <= stop <= length:
+        raise ValueError(f"session {session_id!r} has records 1 to {length}; got {at}")
+    start, used, records = Position(initial_state(), 0, GENESIS), 0, None
+    snapshot = store.load_snapshot(session_id, at_most=stop)
+    state = _usable(snapshot)
+    if snapshot is not None and state is not None:
+        tail = store.read(session_id, snapshot.seq, stop)
+        anchor = next(tail, None)
+        # The record at the snapshot gives the chain's head; its recorded state hash, if any, must agree.
+        if anchor is not None and anchor.state_hash in (None, snapshot.state_hash):
+            start, used, records = Position(state, snapshot.seq, anchor.hash), snapshot.seq, tail
+    if records is None:
+        records = store.read(session_id, 1, stop)
+    return fold(session_id, records, start, stop), used
+
+
+def load_state(store: EventStore, session_id: str, at: int | None = None) -> AgentState:
+    """The state of a session after record ``at`` (default: after its last record).
+
+    Uses the newest valid snapshot at or before ``at`` and folds the rest,
+    checking the hash chain and the turn digests on the way.
+    """
+    return load_position(store, session_id, at)[0].state
+
+
+def _usable(snapshot: Snapshot | None) -> AgentState | None:
+    """The snapshot's state if it is of this schema and its bytes hash to its recorded state hash."""
+    if snapshot is None or snapshot.schema_version != SCHEMA_VERSION:
+        return None
+    if hashlib.sha256(snapshot.data).digest() != snapshot.state_hash:
+        return None
+    try:
+        return decode_state(snapshot.data, format="msgpack")
+    except DecodeError:
+        return None

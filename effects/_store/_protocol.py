@@ -1,0 +1,67 @@
+"""The ``EventStore`` protocol: what the log needs from a storage backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+from ._errors import SessionNotFound
+from ._records import Origin, SessionInfo, Snapshot, StoredInput
+
+
+class EventStore(Protocol):
+    """Append-only logs of encoded inputs, one per session, plus snapshots (caches of states).
+
+    A store does not interpret inputs: hashing, folding and verification live
+    above it (:class:`SessionJournal`, :func:`load_session`,
+    :func:`replay_session`), so a backend is small. Implementations:
+    :class:`SqliteStore` (the default) and :class:`MemoryStore` (tests).
+    """
+
+    def append(
+        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
+    ) -> None:
+        """Append ``records`` atomically (one transaction), if the session has exactly ``expected`` inputs.
+
+        ``expected=0`` creates the session (with ``parent`` when it is a fork).
+        Raises :class:`ConcurrencyError` when the session's length is not
+        ``expected`` (another writer came first); then nothing is written.
+        The records' ``seq`` must continue the log (``expected + 1``, ...).
+        """
+        ...
+
+    def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
+        """The records with ``start <= seq <= stop`` (``stop=None``: to the end), in order.
+
+        Raises :class:`SessionNotFound` for an unknown session.
+        """
+        ...
+
+    def session(self, session_id: str) -> SessionInfo:
+        """One session's metadata; raises :class:`SessionNotFound`."""
+        ...
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session, oldest first."""
+        ...
+
+    def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
+        """Keep ``snapshot`` for the session, replacing older ones beyond the store's retention."""
+        ...
+
+    def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
+        """The latest snapshot with ``seq <= at_most`` (``None``: the latest), or ``None``."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's resources. Further calls are errors."""
+        ...
+
+
+def session_exists(store: EventStore, session_id: str) -> bool:
+    """Whether ``store`` holds a session named ``session_id``."""
+    try:
+        store.session(session_id)
+    except SessionNotFound:
+        return False
+    return True

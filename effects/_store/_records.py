@@ -1,0 +1,98 @@
+"""What a store keeps: encoded inputs with their hash chain, snapshots, and session metadata."""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from agent_core import AgentInput, decode_input
+
+HASH_SIZE = 16
+"""Bytes of each chain hash: SHA-256 truncated to 128 bits (enough to detect damage, half the disk)."""
+
+GENESIS = bytes(HASH_SIZE)
+"""The "previous hash" of a session's first record."""
+
+
+def chain_hash(previous: bytes, data: bytes) -> bytes:
+    """The hash of a record: ``SHA-256(previous hash + input bytes)``, truncated to :data:`HASH_SIZE`.
+
+    Each record's hash depends on every record before it, so a changed,
+    missing or reordered record breaks the chain at its own number.
+    """
+    return hashlib.sha256(previous + data).digest()[:HASH_SIZE]
+
+
+class StoredInput(msgspec.Struct, frozen=True, kw_only=True):
+    """One record of a session's log.
+
+    ``seq`` is the 1-based position (``session-started`` is 1; the state after
+    record ``n`` has ``step == n``). ``data`` is the input as MessagePack, of
+    schema ``schema_version`` (older rows are upcast when read). ``hash`` is
+    the chain hash. ``turn_digest`` is set where a turn ended and
+    ``state_hash`` (the full :func:`agent_core.state_hash`, as 32 bytes) at
+    snapshot points: replay compares them to detect a changed reducer.
+    """
+
+    seq: int
+    schema_version: int
+    data: bytes
+    hash: bytes
+    turn_digest: bytes | None = None
+    state_hash: bytes | None = None
+
+    def decode(self) -> AgentInput:
+        """The input, upcast to the current schema; raises :class:`agent_core.DecodeError` on bad bytes."""
+        return decode_input(self.data, format="msgpack", schema_version=self.schema_version)
+
+
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+    """A cached state after record ``seq``: ``data`` is :func:`agent_core.encode_state` as MessagePack.
+
+    A snapshot is only a cache: one of another ``schema_version``, or whose
+    bytes do not hash to ``state_hash``, is ignored and the log is folded instead.
+    """
+
+    seq: int
+    schema_version: int
+    state_hash: bytes
+    data: bytes
+
+
+class Origin(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a forked session came from: the parent session and the last record it copied."""
+
+    session_id: str
+    seq: int
+
+
+class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A session as a store lists it.
+
+    ``length`` is its number of inputs, ``head`` the hash of its last record,
+    ``first_timestamp``/``last_timestamp`` the times of its first and last
+    inputs (ms since the epoch), ``parent`` where it was forked from, if it was.
+    """
+
+    session_id: str
+    length: int
+    head: bytes
+    first_timestamp: int = 0
+    last_timestamp: int = 0
+    parent: Origin | None = None
+
+
+class _Stamp(msgspec.Struct):
+    timestamp: int = 0
+
+
+_stamp = msgspec.msgpack.Decoder(_Stamp)
+
+
+def timestamp_of(data: bytes) -> int:
+    """The ``timestamp`` of an encoded input, without decoding the rest (0 when unreadable)."""
+    try:
+        return _stamp.decode(data).timestamp
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return 0

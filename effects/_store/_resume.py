@@ -1,0 +1,89 @@
+"""Resuming a stored session: complete what was interrupted, then let the state restart the rest."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
+
+from .._agent import Agent, IdSource, Session
+from .._clock import Clock, SystemClock
+from .._model import Model
+from .._tools import Tool
+from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
+from ._protocol import EventStore, session_exists
+
+INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
+"""The failure a non-idempotent tool call gets when the process died while it ran."""
+
+
+def interrupted_calls(state: AgentState) -> list[str]:
+    """Ids of the tool calls that were running (started, not completed) and must not run again.
+
+    Those of tools declared ``idempotent`` are not listed: they simply run
+    again on resume, with the same tool call id as their idempotency key.
+    """
+    turn = state.turn
+    if turn is None:
+        return []
+    calls, tools = state.tool_calls, state.tools
+    interrupted = []
+    for call_id in turn.open_call_ids:
+        record = calls[call_id]
+        tool = tools.get(record.name)
+        if record.status == "running" and not (tool is not None and tool.idempotent):
+            interrupted.append(call_id)
+    return interrupted
+
+
+def complete_interrupted(journal: SessionJournal, now_ms: int) -> list[str]:
+    """Log a failure result (:data:`INTERRUPTED`) for every call of :func:`interrupted_calls`, as one batch.
+
+    The model sees the failure and decides what to do; the tool does not run
+    twice. Returns the completed ids.
+    """
+    state = journal.state
+    call_ids = interrupted_calls(state)
+    timestamp = max(now_ms, state.timestamp)
+    failure = ToolFailure(error=INTERRUPTED)
+    journal.append([ToolCallCompleted(timestamp=timestamp, tool_call_id=i, result=failure) for i in call_ids])
+    return call_ids
+
+
+@asynccontextmanager
+async def open_session(
+    store: EventStore,
+    session_id: str,
+    model: Model,
+    *,
+    tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
+    config: AgentConfig | None = None,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+) -> AsyncIterator[Session]:
+    """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
+
+    Every input is committed to ``store`` before anything depends on it. On
+    resume the log is folded (newest snapshot and tail), interrupted
+    non-idempotent tool calls are completed with a failure
+    (:func:`complete_interrupted`), and the effects the state derives start
+    again: the model call, idempotent tools that were running, pending tools.
+    ``config`` applies to a new session only; a stored session keeps the
+    configuration its log started with. On exit a snapshot is saved.
+    """
+    clock = clock if clock is not None else SystemClock()
+    if session_exists(store, session_id):
+        journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every)
+        complete_interrupted(journal, clock.now_ms())
+        agent = Agent(model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state)
+    else:
+        journal = SessionJournal(store, session_id, snapshot_every=snapshot_every)
+        agent = Agent(model, tools=tools, config=config, clock=clock, ids=ids, session_id=session_id, journal=journal)
+    try:
+        async with agent.running() as session:
+            yield session
+    finally:
+        journal.close()

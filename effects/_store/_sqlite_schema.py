@@ -1,0 +1,98 @@
+"""Opening a SQLite file as a store: connection settings, the schema, and refusing foreign files."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Literal
+
+from ._errors import NotAStore
+
+FORMAT = 1
+"""The store layout this release writes and reads (kept in the ``meta`` table)."""
+
+Synchronous = Literal["OFF", "NORMAL", "FULL", "EXTRA"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    length INTEGER NOT NULL,
+    head BLOB NOT NULL,
+    first_timestamp INTEGER NOT NULL,
+    last_timestamp INTEGER NOT NULL,
+    parent TEXT,
+    parent_seq INTEGER
+);
+CREATE TABLE IF NOT EXISTS inputs (
+    session INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    codec INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    hash BLOB NOT NULL,
+    turn_digest BLOB,
+    state_hash BLOB,
+    PRIMARY KEY (session, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshots (
+    session INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    state_hash BLOB NOT NULL,
+    codec INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session, seq)
+);
+"""
+
+_ADVICE = "expected a store written by `agent-core run --db` or `agent-core import`"
+
+
+def connect(path: str | os.PathLike[str], *, readonly: bool, synchronous: Synchronous) -> sqlite3.Connection:
+    """A connection to a valid store at ``path``; a writable one creates the file and the schema if needed.
+
+    Read-only connections never create or change anything. Raises
+    :class:`NotAStore` for a missing file (read-only), a file that is not
+    SQLite, or a SQLite database without the store's tables.
+    """
+    name = os.fspath(path)
+    if readonly and name != ":memory:" and not Path(name).is_file():
+        raise NotAStore(f"{name}: no such file; {_ADVICE}")
+    target = f"{Path(name).resolve().as_uri()}?mode=ro" if readonly and name != ":memory:" else name
+    connection = sqlite3.connect(target, uri=readonly, isolation_level=None, check_same_thread=False)
+    try:
+        connection.execute("PRAGMA busy_timeout = 10000")
+        _check_or_create(connection, name, readonly)
+        if not readonly:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute(f"PRAGMA synchronous = {synchronous}")
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        raise NotAStore(f"{name}: not an agent-core store ({error}); {_ADVICE}") from None
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def _check_or_create(connection: sqlite3.Connection, name: str, readonly: bool) -> None:
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables and not readonly:
+        # IF NOT EXISTS and OR IGNORE: two processes may create the same new file at once.
+        connection.executescript(
+            f"BEGIN IMMEDIATE;{_SCHEMA}INSERT OR IGNORE INTO meta VALUES ('format', '{FORMAT}');COMMIT;"
+        )
+        return
+    if "meta" not in tables or "inputs" not in tables:
+        what = "an empty SQLite database" if not tables else "a SQLite database with other tables"
+        raise NotAStore(f"{name}: {what}, not an agent-core store; {_ADVICE}")
+    row = connection.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+    if row is None or row[0] != str(FORMAT):
+        found = "none" if row is None else row[0]
+        raise NotAStore(
+            f"{name}: store format {found}, this release reads format {FORMAT}; "
+            "open it with the release that wrote it, or export its sessions there and import them here"
+        )

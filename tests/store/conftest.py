@@ -1,0 +1,81 @@
+"""Fixtures for the event-log tests: each store backend, and scripted sessions of any length."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_core import (
+    AgentInput,
+    CompleteReAct,
+    ContinueReAct,
+    LlmMessageCompleted,
+    LlmMessageStarted,
+    ReActObserved,
+    SessionStarted,
+    ToolCallCompleted,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolDefinition,
+    ToolSuccess,
+    Usage,
+    UserMessageReceived,
+)
+from effects import EventStore, MemoryStore, SqliteStore
+
+START = 1_767_225_600_000
+TOOLS = (ToolDefinition(name="search", idempotent=True), ToolDefinition(name="fetch"))
+INPUTS_PER_TURN = 1 + 4 * 7 + 3
+
+
+def turn(number: int, timestamp: int, *, rounds: int = 4, calls: int = 3) -> list[AgentInput]:
+    """One turn: a user message, ``rounds`` rounds of ``calls`` parallel tool calls, a streamed answer."""
+    out: list[AgentInput] = [
+        UserMessageReceived(timestamp=timestamp, message_id=f"u{number}", content=f"question {number}")
+    ]
+    for r in range(rounds):
+        ids = [f"c{number}.{r}.{k}" for k in range(calls)]
+        requests = {i: ToolCallRequest(name=TOOLS[k % 2].name, parameters=f'{{"q":"{i}"}}') for k, i in enumerate(ids)}
+        observed = ContinueReAct(tool_calls=requests)
+        out.append(
+            ReActObserved(
+                timestamp=timestamp,
+                called_llm_at=timestamp,
+                observation=observed,
+                usage=Usage(input_tokens=100, output_tokens=10),
+            )
+        )
+        out += [ToolCallStarted(timestamp=timestamp, tool_call_id=i) for i in ids]
+        out += [
+            ToolCallCompleted(timestamp=timestamp, tool_call_id=i, result=ToolSuccess(content=f"result {i}"))
+            for i in ids
+        ]
+    out += [
+        LlmMessageStarted(timestamp=timestamp, message_id=f"a{number}"),
+        LlmMessageCompleted(timestamp=timestamp, message_id=f"a{number}", content=f"answer {number}"),
+        ReActObserved(
+            timestamp=timestamp,
+            called_llm_at=timestamp,
+            observation=CompleteReAct(),
+            usage=Usage(input_tokens=120, output_tokens=5),
+        ),
+    ]
+    return out
+
+
+def session(turns: int, *, session_id: str = "s1") -> list[AgentInput]:
+    """A session of ``turns`` turns (``1 + INPUTS_PER_TURN * turns`` inputs), one millisecond per turn."""
+    inputs: list[AgentInput] = [SessionStarted(timestamp=START, session_id=session_id, tools=TOOLS)]
+    for number in range(turns):
+        inputs += turn(number, START + 1 + number)
+    return inputs
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """Each backend in turn; the rules of the ``EventStore`` protocol hold for both."""
+    opened: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "log.db")
+    yield opened
+    opened.close()
