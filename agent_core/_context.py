@@ -42,6 +42,7 @@ class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, tag_field="ki
 
 
 ContextEntry = Union[ContextMessage, ContextToolCalls, ContextToolResult]
+"""One entry of :attr:`LlmContext.entries`: a message, an assistant tool-call message, or a tool result."""
 
 
 class PastToolCall(msgspec.Struct, frozen=True, kw_only=True):

@@ -37,6 +37,7 @@ class WaitUntil(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag
 
 
 Effect = Union[CallLlm, CallTool, WaitUntil]
+"""An effect the state asks for: :class:`CallLlm`, :class:`CallTool` or :class:`WaitUntil` (tag ``type``)."""
 
 
 def effects_at(state: AgentState) -> dict[str, Effect]:

@@ -51,6 +51,7 @@ class CompleteReAct(msgspec.Struct, frozen=True, kw_only=True, tag_field="type",
 
 
 Observation = Union[ContinueReAct, CompleteReAct]
+"""What a finished model call observed: :class:`ContinueReAct` or :class:`CompleteReAct` (tag ``type``)."""
 
 
 class ToolSuccess(msgspec.Struct, frozen=True, kw_only=True, tag_field="status", tag="success"):
@@ -66,6 +67,7 @@ class ToolFailure(msgspec.Struct, frozen=True, kw_only=True, tag_field="status",
 
 
 ToolResult = Union[ToolSuccess, ToolFailure]
+"""A tool call's result: :class:`ToolSuccess` or :class:`ToolFailure` (tag ``status``)."""
 
 
 # --- the inputs ----------------------------------------------------------------
@@ -182,6 +184,7 @@ AgentInput = Union[
     TimerFired,
     ReActCancelled,
 ]
+"""Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 
 INPUT_TYPES: tuple[type[_Input], ...] = AgentInput.__args__  # type: ignore[attr-defined]
 

@@ -38,6 +38,7 @@ INTERNAL_TOOLS: dict[str, ToolDefinition] = {
         '"required":["tool_call_ids"]}',
     ),
 }
+"""The internal tools by name: the runner turns their calls into core inputs, never runs them as tools."""
 
 
 def offered_tools(context: LlmContext) -> tuple[ToolDefinition, ...]:

@@ -28,3 +28,4 @@ WRITE_SETS: dict[str, frozenset[str]] = {
     "timer-fired": _ALWAYS | _ENDS_TURN,
     "re-act-cancelled": _ALWAYS | _ENDS_TURN,
 }
+"""For each input tag, the :class:`AgentState` fields its handler may change."""
