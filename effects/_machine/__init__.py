@@ -1,0 +1,44 @@
+"""The generic effect machine: a sans-I/O reconciler, a synchronous core and an anyio shell.
+
+Usable for any reducer, not only the agent. Import the public names from ``effects``.
+"""
+
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, StepResult
+from ._events import (
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    MachineEvent,
+    StateUpdated,
+    SubscriberFailed,
+)
+from ._machine import Machine
+from ._protocols import Controller, Journal, effect
+from ._reconcile import Plan, reconcile
+from ._run import parked
+
+__all__ = [
+    "MACHINE_STOPPED",
+    "NO_LONGER_DERIVED",
+    "Controller",
+    "EffectCanceled",
+    "EffectCompleted",
+    "EffectFailed",
+    "EffectStarted",
+    "InputReceived",
+    "InputRejected",
+    "Journal",
+    "Machine",
+    "MachineCore",
+    "MachineEvent",
+    "Plan",
+    "StateUpdated",
+    "StepResult",
+    "SubscriberFailed",
+    "effect",
+    "parked",
+    "reconcile",
+]

@@ -1,0 +1,187 @@
+"""The synchronous machine: applies inputs, keeps the running key set, plans what to cancel and start.
+
+No threads, no event loop, no I/O: a host without asyncio drives it in a plain
+loop (see ``examples/host_driven.py``), and the async :class:`Machine` is a
+thin shell around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from ._events import (
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    MachineEvent,
+    StateUpdated,
+)
+from ._protocols import Journal
+from ._reconcile import EMPTY_PLAN, Plan, reconcile
+
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the input type
+E = TypeVar("E")
+
+NO_LONGER_DERIVED = "key no longer derived"
+"""Cancellation reason when the state stops deriving an effect's key."""
+
+MACHINE_STOPPED = "machine stopped"
+"""Cancellation reason when the machine stops."""
+
+
+class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
+    """What one :meth:`MachineCore.apply` did.
+
+    ``accepted`` pairs each applied input with the state right after it;
+    ``rejected`` pairs each refused input with ``check``'s answer; ``plan`` is the
+    reconciliation against the final state; ``starting`` maps each key of
+    ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
+    """
+
+    accepted: list[tuple[I, S]]
+    rejected: list[tuple[I, Any]]
+    plan: Plan
+    starting: dict[str, E]
+    events: list[MachineEvent]
+
+
+class MachineCore(Generic[S, I, E]):
+    """Folds inputs into a state and tracks which effects run, without running anything.
+
+    ``transition(state, input) -> state`` and ``effects_at(state) -> {key: effect}``
+    must be pure. ``check(state, input)`` returns ``None`` to accept an input or a
+    rejection (any object) to refuse it; refused inputs change nothing. Without
+    ``check``, an exception from ``transition`` propagates and the batch is not applied.
+
+    The host starts the effects of ``result.starting``, cancels those of
+    ``result.plan.cancel``, and calls :meth:`effect_ended` when a started effect
+    ends on its own. After every :meth:`apply`, the running keys are a subset of
+    ``effects_at(current())`` and every key it derives is running or has ended
+    while derived; an ended key starts again only after the state stops deriving it.
+    """
+
+    def __init__(
+        self,
+        initial: S,
+        transition: Callable[[S, I], S],
+        effects_at: Callable[[S], Mapping[str, E]],
+        check: Callable[[S, I], object | None] | None = None,
+    ) -> None:
+        self._state = initial
+        self._transition = transition
+        self._effects_at = effects_at
+        self._check = check
+        self._running: dict[str, E] = {}
+        self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
+        self._applying = False
+
+    def current(self) -> S:
+        """The state after every input applied so far."""
+        return self._state
+
+    def running_keys(self) -> tuple[str, ...]:
+        """Keys of the effects started and neither ended nor cancelled, in start order."""
+        return tuple(self._running)
+
+    def running(self) -> Mapping[str, E]:
+        """The running effects by key, in start order (a read-only view)."""
+        return self._running.copy()
+
+    def ended_keys(self) -> tuple[str, ...]:
+        """Keys whose effect ended while the state still derives them (they are not restarted)."""
+        return tuple(self._ended)
+
+    def apply(
+        self, inputs: Iterable[I], *, journal: Journal[I] | None = None, reconcile: bool = True
+    ) -> StepResult[S, I, E]:
+        """Apply ``inputs`` in order as one batch, then reconcile once against the final state.
+
+        ``journal.append`` receives the accepted inputs before anything changes;
+        if it raises, nothing is applied. ``apply([])`` only reconciles (use it
+        to start the effects of the initial or a resumed state). With
+        ``reconcile=False`` the inputs are applied but no effect is planned.
+        """
+        if self._applying:
+            raise RuntimeError(
+                "MachineCore.apply was called while a batch was being applied (from transition, "
+                "check, effects_at or the journal); queue the input and apply it after this batch returns"
+            )
+        self._applying = True
+        try:
+            return self._apply(inputs, journal, reconcile)
+        finally:
+            self._applying = False
+
+    def _apply(self, inputs: Iterable[I], journal: Journal[I] | None, reconcile: bool) -> StepResult[S, I, E]:
+        state, check, transition = self._state, self._check, self._transition
+        accepted: list[tuple[I, S]] = []
+        rejected: list[tuple[I, Any]] = []
+        events: list[MachineEvent] = []
+        for inp in inputs:
+            rejection = None if check is None else check(state, inp)
+            if rejection is not None:
+                rejected.append((inp, rejection))
+                events.append(InputRejected(input=inp, rejection=rejection))
+                continue
+            state = transition(state, inp)
+            accepted.append((inp, state))
+            events.append(InputReceived(input=inp))
+            events.append(StateUpdated(input=inp, state=state))
+        if accepted and journal is not None:
+            journal.append([inp for inp, _ in accepted])
+        self._state = state
+        plan, starting = self._reconcile(events) if reconcile else (EMPTY_PLAN, {})
+        return StepResult(accepted=accepted, rejected=rejected, plan=plan, starting=starting, events=events)
+
+    def _reconcile(self, events: list[MachineEvent]) -> tuple[Plan, dict[str, E]]:
+        wanted = self._effects_at(self._state)
+        if self._ended:
+            self._ended = {key: eff for key, eff in self._ended.items() if key in wanted}
+        plan = reconcile(self._running, wanted)
+        if not plan:
+            return plan, {}
+        for key in plan.cancel:
+            events.append(EffectCanceled(key=key, effect=self._running.pop(key), reason=NO_LONGER_DERIVED))
+        starting = {key: wanted[key] for key in plan.start if key not in self._ended}
+        if len(starting) != len(plan.start):
+            plan = Plan(plan.cancel, tuple(starting))
+        for key, eff in starting.items():
+            self._running[key] = eff
+            events.append(EffectStarted(key=key, effect=eff))
+        return plan, starting
+
+    def effect_ended(self, key: str, error: BaseException | None = None) -> MachineEvent | None:
+        """Record that the running effect under ``key`` ended (raised ``error`` if given).
+
+        Returns the event to publish (``effect-completed`` or ``effect-failed``),
+        or ``None`` when ``key`` is not running (it was cancelled meanwhile, so its
+        end is no news). Report only the end of the run started last under ``key``.
+        """
+        eff = self._running.pop(key, _MISSING)
+        if eff is _MISSING:
+            return None
+        self._ended[key] = eff
+        if error is None:
+            return EffectCompleted(key=key, effect=eff)
+        return EffectFailed(key=key, effect=eff, error=error)
+
+    def stop(self, reason: str = MACHINE_STOPPED) -> list[MachineEvent]:
+        """Cancel every running effect with ``reason``; returns the ``effect-canceled`` events in running order.
+
+        Ended keys are forgotten too, so a later :meth:`apply` starts everything
+        the state derives again: that is how a stopped machine resumes.
+        """
+        events: list[MachineEvent] = [EffectCanceled(key=k, effect=e, reason=reason) for k, e in self._running.items()]
+        self._running.clear()
+        self._ended.clear()
+        return events
+
+
+_MISSING: Any = object()

@@ -1,0 +1,267 @@
+"""The async shell around :class:`MachineCore`: runs effects in a task group it owns, under asyncio or trio."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Generic, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
+from ._events import MachineEvent
+from ._loop import reraise_single, threadsafe_scheduler
+from ._protocols import Controller, Journal
+from ._run import EffectRun, enter_run, leave_run
+from ._subscribers import Handler, Subscribers
+
+S = TypeVar("S")
+I = TypeVar("I")  # noqa: E741 - the input type
+E = TypeVar("E")
+
+logger = logging.getLogger("effects.machine")
+
+
+class Machine(Generic[S, I, E]):
+    """A Moore machine that runs the effects its state derives.
+
+    ``transition(state, input) -> state`` and ``effects_at(state) -> {key: effect}``
+    are pure; ``run_effect(effect, state, key)`` returns a :class:`Controller`
+    (see :func:`effect`). Inside ``async with machine.running():`` the machine
+    applies dispatched inputs in batches, publishes the timeline (see
+    :class:`MachineEvent`) and starts and cancels effects by key; every effect
+    runs in the machine's task group. ``check(state, input)`` refuses inputs
+    (``input-rejected``); ``journal.append`` makes each batch durable before
+    anyone sees its states or an effect depending on it starts.
+
+    Inputs dispatched while the machine is stopped wait in its queue: they are
+    applied when it starts. On exit, inputs still queued are applied (and
+    journaled) without starting effects, and every running effect is cancelled
+    with the reason ``machine stopped``. Running again resumes: the effects the
+    state derives are started afresh.
+    """
+
+    def __init__(
+        self,
+        initial: S,
+        transition: Callable[[S, I], S],
+        effects_at: Callable[[S], Mapping[str, E]],
+        run_effect: Callable[[E, S, str], Controller[I]],
+        *,
+        check: Callable[[S, I], object | None] | None = None,
+        journal: Journal[I] | None = None,
+    ) -> None:
+        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check)
+        self._run_effect = run_effect
+        self._journal = journal
+        self._subscribers = Subscribers()
+        self._queue: deque[I] = deque()
+        self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
+        self._live: set[EffectRun[I]] = set()  # every effect task not yet exited, cancelled ones included
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._schedule: Callable[..., object] | None = None
+        self._loop_thread: int | None = None
+        self._wake: anyio.Event | None = None
+        self._changed: anyio.Event | None = None
+        self._broken = False  # a batch raised: the machine stops without applying anything more
+
+    # -- observing -----------------------------------------------------------------------------
+
+    def current(self) -> S:
+        """The state after every input applied so far (queued inputs are not applied yet)."""
+        return self._core.current()
+
+    def running_keys(self) -> tuple[str, ...]:
+        """Keys of the effects running now (started, not ended, not cancelled), in start order."""
+        return self._core.running_keys()
+
+    def subscribe(self, handler: Handler) -> Callable[[], None]:
+        """Call ``handler(event)`` for every event from now on; returns the unsubscribe function.
+
+        Handlers run synchronously on the event loop thread. Inputs they dispatch
+        are queued and applied after the current batch. A handler that raises is
+        logged and reported to the others as ``SubscriberFailed``; it stays subscribed.
+        """
+        return self._subscribers.add(handler)
+
+    def emit(self, event: MachineEvent) -> None:
+        """Publish a custom ``event`` (e.g. streamed text) to the subscribers now; it is never journaled."""
+        self._subscribers.publish(event)
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def dispatch(self, inp: I) -> None:
+        """Queue ``inp``; inputs queued in the same loop turn are applied together, in order. Never blocks.
+
+        Call it from the event loop's thread (host code, effect code, subscribers);
+        from another thread it hands over to :meth:`dispatch_threadsafe`.
+        """
+        if self._loop_thread is not None and threading.get_ident() != self._loop_thread:
+            self.dispatch_threadsafe(inp)
+            return
+        self._queue.append(inp)
+        if self._wake is not None:
+            self._wake.set()
+
+    def dispatch_threadsafe(self, inp: I) -> None:
+        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
+        if self._schedule is None:
+            raise RuntimeError(
+                "Machine.dispatch_threadsafe() needs a running machine, but it is stopped; "
+                "call it inside `async with machine.running():`, or use dispatch() to queue inputs before starting"
+            )
+        self._schedule(self.dispatch, inp)
+
+    async def settled(self) -> None:
+        """Return when no input is queued and every effect task has finished or is :func:`parked`.
+
+        That is: nothing can progress without outside input or the clock moving.
+        The condition must hold across two scheduling passes, so an effect whose
+        wait was just satisfied (a clock advanced, an event set) resumes first.
+        """
+        if self._tg is None:
+            raise RuntimeError(
+                "Machine.settled() needs a running machine; call it inside `async with machine.running():`"
+            )
+        while True:
+            while not self._is_settled():
+                if self._changed is None:
+                    self._changed = anyio.Event()
+                await self._changed.wait()
+            # trio resumes the tasks woken in one pass in random order: two passes let them all run.
+            await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
+            if self._is_settled():
+                return
+
+    def _is_settled(self) -> bool:
+        return not self._queue and all(run.parked for run in self._live)
+
+    def _notify(self) -> None:
+        """Wake whoever waits in :meth:`settled` to look again."""
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    # -- running -------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[Machine[S, I, E]]:
+        """Run the machine for the duration of the block; effects are cancelled on exit.
+
+        On entry the queued inputs are applied and the effects the state derives
+        start. An error from ``transition``, ``check``, ``effects_at`` or the journal
+        stops the machine and propagates out of the block unwrapped (``run_effect``
+        raising is reported as ``effect-failed`` for that key instead).
+        """
+        if self._tg is not None:
+            raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")
+        try:
+            async with anyio.create_task_group() as tg:
+                self._start(tg)
+                try:
+                    self._process()
+                    tg.start_soon(self._loop, tg, name="effects.Machine loop")
+                    yield self
+                finally:
+                    self._stop(tg)
+        except BaseExceptionGroup as group:
+            reraise_single(group)
+
+    def _start(self, tg: anyio.abc.TaskGroup) -> None:
+        self._tg = tg
+        self._schedule = threadsafe_scheduler()
+        self._loop_thread = threading.get_ident()
+        self._broken = False
+
+    def _stop(self, tg: anyio.abc.TaskGroup) -> None:
+        try:
+            if self._queue and not self._broken:
+                # Dispatched inputs are facts: apply and journal them, but start nothing more.
+                batch = list(self._queue)
+                self._queue.clear()
+                self._publish_all(self._core.apply(batch, journal=self._journal, reconcile=False).events)
+        finally:
+            for run in self._runs.values():
+                run.cancel(MACHINE_STOPPED)
+            self._runs.clear()
+            self._publish_all(self._core.stop(MACHINE_STOPPED))
+            tg.cancel_scope.cancel(MACHINE_STOPPED)
+            self._tg = self._schedule = self._loop_thread = self._wake = None
+            self._notify()
+
+    async def _loop(self, tg: anyio.abc.TaskGroup) -> None:
+        while True:
+            if self._queue:
+                await anyio.lowlevel.checkpoint()  # let effects run between back-to-back batches
+            else:
+                self._notify()
+                self._wake = anyio.Event()
+                await self._wake.wait()
+                self._wake = None
+            if self._tg is not tg:
+                return  # woken, then stopped before this task ran: the stop applied the queue already
+            self._process()
+
+    def _process(self) -> None:
+        """Apply the queued inputs as one batch, publish the timeline, cancel and start effects."""
+        batch = list(self._queue)
+        self._queue.clear()
+        self._broken = True  # until the batch went through: if anything raises, nothing more is applied
+        result = self._core.apply(batch, journal=self._journal)
+        self._broken = False
+        for key in result.plan.cancel:
+            self._runs.pop(key).cancel(NO_LONGER_DERIVED)
+        self._publish_all(result.events)
+        state = self._core.current()
+        for key, eff in result.starting.items():
+            self._launch(key, eff, state)
+
+    def _launch(self, key: str, eff: E, state: S) -> None:
+        try:
+            controller = self._run_effect(eff, state, key)
+        except Exception as error:
+            self._report_end(key, error)
+            return
+        assert self._tg is not None and self._schedule is not None
+        run: EffectRun[I] = EffectRun(key, eff, self.dispatch, self._schedule, self._notify)
+        self._runs[key] = run
+        self._live.add(run)
+        self._tg.start_soon(self._run, run, controller, name=f"effect {key}")
+
+    async def _run(self, run: EffectRun[I], controller: Controller[I]) -> None:
+        token = enter_run(run)
+        try:
+            with run.scope:
+                await controller.start(run.dispatch)
+        except Exception as error:
+            self._ended(run, error)
+        else:
+            self._ended(run, None)
+        finally:
+            leave_run(token)
+            self._live.discard(run)
+            self._notify()
+
+    def _ended(self, run: EffectRun[I], error: Exception | None) -> None:
+        if run.cancelled or self._runs.get(run.key) is not run:
+            if error is not None:
+                logger.warning("effect %r raised while being cancelled", run.key, exc_info=error)
+            return
+        del self._runs[run.key]
+        self._report_end(run.key, error)
+
+    def _report_end(self, key: str, error: Exception | None) -> None:
+        event = self._core.effect_ended(key, error)
+        if event is not None:
+            self._subscribers.publish(event)
+
+    def _publish_all(self, events: list[MachineEvent]) -> None:
+        publish = self._subscribers.publish
+        for event in events:
+            publish(event)

@@ -1,0 +1,69 @@
+"""What a machine asks of its host: controllers that run effects, and a journal for durability."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, Protocol, TypeVar
+
+I = TypeVar("I")  # noqa: E741 - the input type
+I_co = TypeVar("I_co", covariant=True)
+I_contra = TypeVar("I_contra", contravariant=True)
+
+Dispatch = Callable[[I], None]
+
+
+class Controller(Protocol[I_co]):
+    """A runnable effect, as returned by ``run_effect(effect, state, key)``.
+
+    ``start(dispatch)`` runs the effect to its end, feeding results back with
+    ``dispatch``. The machine runs it in a task of its own task group and stops
+    it by cancelling that task, so an effect needs no ``cancel`` method: clean up
+    in ``finally`` blocks or context managers. Returning is ``effect-completed``,
+    raising is ``effect-failed``. Once cancelled, its dispatches are dropped.
+    """
+
+    async def start(self, dispatch: Callable[[I_co], None], /) -> None:
+        """Run the effect; return when it is done."""
+        ...
+
+
+class Journal(Protocol[I_contra]):
+    """Where accepted inputs are made durable before anything depends on them.
+
+    ``append`` is called once per batch with the accepted inputs, in order,
+    before subscribers see the resulting states and before any effect derived
+    from them starts. If it raises, the batch is not applied and the machine stops.
+    """
+
+    def append(self, inputs: Sequence[I_contra], /) -> None:
+        """Persist ``inputs``; raise if they could not be persisted."""
+        ...
+
+
+class _FunctionController(Generic[I]):
+    """A :class:`Controller` made from an ``async def fn(dispatch)``."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[Dispatch[I]], Awaitable[None]]) -> None:
+        self.fn = fn
+
+    async def start(self, dispatch: Dispatch[I], /) -> None:
+        await self.fn(dispatch)
+
+    def __repr__(self) -> str:
+        return f"effect({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+def effect(fn: Callable[[Dispatch[I]], Awaitable[None]]) -> Controller[I]:
+    """Wrap ``async def fn(dispatch) -> None`` into a :class:`Controller`; usable as a decorator.
+
+    Example::
+
+        def run_effect(request, state, key):
+            @effect
+            async def tick(dispatch):
+                dispatch(Ticked(at=request.at))
+            return tick
+    """
+    return _FunctionController(fn)

@@ -1,0 +1,220 @@
+"""MachineCore driven synchronously, as a host without an event loop drives it."""
+
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from effects import (
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    MachineCore,
+    Plan,
+    StateUpdated,
+)
+
+from ._counter import Counter, Inc, Input, SetLimit, StartJob, StopJob, check, effects_at, transition
+
+
+def core(initial: Counter = Counter()) -> MachineCore[Counter, Input, str]:  # noqa: B008 - Counter is immutable
+    return MachineCore(initial, transition, effects_at, check)
+
+
+def test_a_batch_reports_each_input_then_one_reconciliation_against_the_final_state() -> None:
+    c = core()
+    result = c.apply([SetLimit(5), Inc(), Inc()])
+    assert c.current() == Counter(count=2, limit=5)
+    assert result.accepted == [
+        (SetLimit(5), Counter(limit=5)),
+        (Inc(), Counter(count=1, limit=5)),
+        (Inc(), Counter(count=2, limit=5)),
+    ]
+    # Only the final state's effect starts: tick:0 and tick:1 were never derived by a reconciled state.
+    assert result.plan == Plan(cancel=(), start=("tick:2",))
+    assert result.starting == {"tick:2": "tick"}
+    assert result.events == [
+        InputReceived(input=SetLimit(5)),
+        StateUpdated(input=SetLimit(5), state=Counter(limit=5)),
+        InputReceived(input=Inc()),
+        StateUpdated(input=Inc(), state=Counter(count=1, limit=5)),
+        InputReceived(input=Inc()),
+        StateUpdated(input=Inc(), state=Counter(count=2, limit=5)),
+        EffectStarted(key="tick:2", effect="tick"),
+    ]
+    assert c.running_keys() == ("tick:2",)
+
+
+def test_a_key_no_longer_derived_is_cancelled_with_a_reason() -> None:
+    c = core()
+    c.apply([StartJob("a"), StartJob("b")])
+    result = c.apply([StopJob("a")])
+    assert result.plan == Plan(cancel=("job:a",), start=())
+    assert result.events[-1] == EffectCanceled(key="job:a", effect="a", reason="key no longer derived")
+    assert c.running_keys() == ("job:b",)
+
+
+def test_a_rejected_input_changes_nothing_and_is_reported() -> None:
+    c = core(Counter(count=1))
+    result = c.apply([SetLimit(-1), Inc()])
+    assert result.rejected == [(SetLimit(-1), "limit must be >= 0, got -1")]
+    assert result.events[0] == InputRejected(input=SetLimit(-1), rejection="limit must be >= 0, got -1")
+    assert [inp for inp, _ in result.accepted] == [Inc()]
+    assert c.current() == Counter(count=2)
+
+
+def test_an_ended_effect_is_not_restarted_until_its_key_stops_being_derived() -> None:
+    c = core()
+    c.apply([StartJob("a")])
+    error = ValueError("boom")
+    assert c.effect_ended("job:a", error) == EffectFailed(key="job:a", effect="a", error=error)
+    assert c.running_keys() == ()
+    assert c.ended_keys() == ("job:a",)
+    assert c.apply([Inc()]).plan == Plan()  # still derived, already ended: not restarted
+    assert c.apply([StopJob("a")]).plan == Plan()  # no longer derived: forgotten
+    assert c.ended_keys() == ()
+    assert c.apply([StartJob("a")]).plan == Plan(start=("job:a",))
+
+
+def test_effect_ended_reports_completion_or_failure_once() -> None:
+    c = core()
+    c.apply([StartJob("a"), StartJob("b")])
+    error = ValueError("boom")
+    assert c.effect_ended("job:a") == EffectCompleted(key="job:a", effect="a")
+    failed = c.effect_ended("job:b", error)
+    assert isinstance(failed, EffectFailed)
+    assert failed.error is error
+    assert c.effect_ended("job:a") is None  # not running any more: no news
+
+
+def test_the_end_of_a_cancelled_effect_is_no_news() -> None:
+    c = core()
+    c.apply([StartJob("a")])
+    c.apply([StopJob("a")])
+    assert c.effect_ended("job:a") is None
+
+
+def test_apply_without_inputs_reconciles_the_current_state() -> None:
+    c = core(Counter(limit=1, jobs=("a",)))
+    result = c.apply([])
+    assert result.plan == Plan(start=("job:a", "tick:0"))
+    assert c.apply([]).plan == Plan()
+
+
+def test_stop_cancels_everything_and_a_later_apply_resumes() -> None:
+    c = core()
+    c.apply([StartJob("a"), StartJob("b")])
+    c.effect_ended("job:b")
+    assert c.stop() == [EffectCanceled(key="job:a", effect="a", reason="machine stopped")]
+    assert c.running_keys() == ()
+    assert c.apply([]).plan == Plan(start=("job:a", "job:b"))
+
+
+class Recorder:
+    def __init__(self, fail: bool = False) -> None:
+        self.batches: list[list[Input]] = []
+        self.fail = fail
+
+    def append(self, inputs: Sequence[Input]) -> None:
+        if self.fail:
+            raise OSError("disk full")
+        self.batches.append(list(inputs))
+
+
+def test_the_journal_gets_the_accepted_inputs_of_each_batch() -> None:
+    c = core()
+    journal = Recorder()
+    c.apply([Inc(), SetLimit(-1), Inc(by=2)], journal=journal)
+    c.apply([SetLimit(-2)], journal=journal)  # nothing accepted: no call
+    assert journal.batches == [[Inc(), Inc(by=2)]]
+
+
+def test_a_failing_journal_leaves_the_core_unchanged() -> None:
+    c = core()
+    with pytest.raises(OSError, match="disk full"):
+        c.apply([StartJob("a")], journal=Recorder(fail=True))
+    assert c.current() == Counter()
+    assert c.running_keys() == ()
+
+
+def test_a_failing_transition_leaves_the_core_unchanged() -> None:
+    def explode(state: Counter, inp: Input) -> Counter:
+        if isinstance(inp, StopJob):
+            raise KeyError(inp.name)
+        return transition(state, inp)
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), explode, effects_at)
+    with pytest.raises(KeyError):
+        c.apply([Inc(), StopJob("a")])
+    assert c.current() == Counter()
+
+
+def test_apply_from_inside_a_batch_is_refused() -> None:
+    holder: list[MachineCore[Counter, Input, str]] = []
+
+    def reentrant(state: Counter, inp: Input) -> Counter:
+        holder[0].apply([Inc()])
+        return state
+
+    holder.append(MachineCore(Counter(), reentrant, effects_at))
+    with pytest.raises(RuntimeError, match="queue the input and apply it after this batch returns"):
+        holder[0].apply([Inc()])
+
+
+class CoreProperty(RuleBasedStateMachine):
+    """Random inputs and random effect endings: the running set always matches what the state derives."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.core = core()
+        self.log: list[Input] = []
+
+    @rule(
+        batch=st.lists(
+            st.one_of(
+                st.builds(Inc, st.integers(-2, 2)),
+                st.builds(SetLimit, st.integers(-1, 6)),
+                st.builds(StartJob, st.sampled_from("abc")),
+                st.builds(StopJob, st.sampled_from("abc")),
+            ),
+            max_size=4,
+        )
+    )
+    def apply(self, batch: list[Input]) -> None:
+        result = self.core.apply(batch)
+        self.log.extend(inp for inp, _ in result.accepted)
+        for inp, state in result.accepted:
+            assert isinstance(state, Counter) and inp in batch
+
+    @rule(data=st.data(), fail=st.booleans())
+    def end_one(self, data: st.DataObject, fail: bool) -> None:
+        running = self.core.running_keys()
+        if running:
+            key = data.draw(st.sampled_from(running))
+            event = self.core.effect_ended(key, ValueError(key) if fail else None)
+            assert isinstance(event, EffectFailed if fail else EffectCompleted)
+
+    @invariant()
+    def running_matches_derived(self) -> None:
+        wanted = effects_at(self.core.current())
+        running = set(self.core.running_keys())
+        ended = set(self.core.ended_keys())
+        assert running <= set(wanted)
+        assert set(wanted) == running | ended
+        assert running.isdisjoint(ended)
+
+    @invariant()
+    def state_is_the_fold_of_the_log(self) -> None:
+        state = Counter()
+        for inp in self.log:
+            state = transition(state, inp)
+        assert self.core.current() == state
+
+
+TestCoreProperty = CoreProperty.TestCase
+TestCoreProperty.settings = settings(max_examples=60, stateful_step_count=25)

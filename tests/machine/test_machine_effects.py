@@ -1,0 +1,214 @@
+"""Running effects in the async Machine: failure, cancellation, parking, threads, stop and resume. asyncio and trio."""
+
+import threading
+
+import anyio
+import pytest
+
+from effects import EffectCanceled, EffectFailed, EffectStarted, MachineEvent, StateUpdated, parked
+
+from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, idle, machine
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_raising_effect_is_reported_and_not_restarted_until_its_key_changes() -> None:
+    attempts: list[int] = []
+
+    async def flaky(dispatch: Dispatch) -> None:
+        attempts.append(len(attempts) + 1)
+        raise ValueError(f"attempt {len(attempts)} failed")
+
+    m, timeline = machine(jobs={"flaky": flaky})
+    async with m.running():
+        m.dispatch(StartJob("flaky"))
+        await m.settled()
+        m.dispatch(Inc())  # the state still derives job:flaky: it is not retried
+        await m.settled()
+        assert attempts == [1]
+        m.dispatch(StopJob("flaky"))
+        m.dispatch(Inc())
+        await m.settled()
+        m.dispatch(StartJob("flaky"))
+        await m.settled()
+    assert attempts == [1, 2]
+    failures = timeline.of(EffectFailed)
+    assert [(f.key, f.effect, str(f.error)) for f in failures] == [
+        ("job:flaky", "flaky", "attempt 1 failed"),
+        ("job:flaky", "flaky", "attempt 2 failed"),
+    ]
+    assert isinstance(failures[0].error, ValueError)
+    assert m.current() == Counter(count=2, jobs=("flaky",))
+
+
+async def test_run_effect_raising_is_an_effect_failure() -> None:
+    m, timeline = machine(jobs={})
+    async with m.running():
+        m.dispatch(StartJob("unknown"))
+        await m.settled()
+        assert m.running_keys() == ()
+    (failure,) = timeline.of(EffectFailed)
+    assert failure.key == "job:unknown"
+    assert isinstance(failure.error, KeyError)
+
+
+async def test_a_cancelled_effect_is_really_cancelled_and_its_late_dispatches_are_dropped() -> None:
+    captured: list[Dispatch] = []
+    cleanup: list[str] = []
+
+    async def slow(dispatch: Dispatch) -> None:
+        captured.append(dispatch)
+        try:
+            async with parked():
+                await anyio.Event().wait()
+        finally:
+            cleanup.append("cancelled")
+            dispatch(Inc(by=100))  # too late: dropped
+
+    m, timeline = machine(jobs={"slow": slow})
+    async with m.running():
+        m.dispatch(StartJob("slow"))
+        await m.settled()
+        m.dispatch(StopJob("slow"))
+        await m.settled()
+        assert cleanup == ["cancelled"]
+        captured[0](Inc(by=1000))  # a dispatch kept after cancellation: dropped too
+        await m.settled()
+        assert m.current() == Counter()
+    assert timeline.of(EffectCanceled) == [
+        EffectCanceled(key="job:slow", effect="slow", reason="key no longer derived")
+    ]
+    assert [e.input for e in timeline.of(StateUpdated)] == [StartJob("slow"), StopJob("slow")]
+
+
+async def test_settled_counts_a_parked_effect_as_waiting_and_resumes_with_it() -> None:
+    gate = anyio.Event()
+
+    async def waiter(dispatch: Dispatch) -> None:
+        async with parked():
+            await gate.wait()
+        dispatch(Inc(by=5))
+
+    m, _ = machine(jobs={"w": waiter})
+    async with m.running():
+        m.dispatch(StartJob("w"))
+        await m.settled()
+        assert m.current() == Counter(jobs=("w",))
+        assert m.running_keys() == ("job:w",)
+        gate.set()  # the outside world moves; the effect is parked until it runs again
+        await m.settled()
+        assert m.current() == Counter(count=5, jobs=("w",))
+        assert m.running_keys() == ()
+
+
+async def test_settled_waits_for_an_effect_that_is_not_parked() -> None:
+    entered, gate = anyio.Event(), anyio.Event()
+    order: list[str] = []
+
+    async def busy(dispatch: Dispatch) -> None:
+        entered.set()
+        await gate.wait()  # not parked: the machine must wait for it
+        dispatch(Inc())
+
+    async def release() -> None:
+        await entered.wait()
+        for _ in range(10):
+            await anyio.lowlevel.checkpoint()  # room for a wrong settled() to return early
+        order.append("released")
+        gate.set()
+
+    m, _ = machine(jobs={"busy": busy})
+    async with m.running(), anyio.create_task_group() as tg:
+        tg.start_soon(release)
+        m.dispatch(StartJob("busy"))
+        await m.settled()
+        order.append("settled")
+        assert m.current().count == 1
+    assert order == ["released", "settled"]
+
+
+async def test_dispatch_from_another_thread() -> None:
+    done = anyio.Event()
+    m, _ = machine()
+
+    def watch(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated) and event.state.count == 60:
+            done.set()
+
+    def producer() -> None:
+        for _ in range(30):
+            m.dispatch_threadsafe(Inc())
+            m.dispatch(Inc())  # plain dispatch off the loop thread is handed over safely too
+
+    m.subscribe(watch)
+    async with m.running():
+        thread = threading.Thread(target=producer)
+        thread.start()
+        with anyio.fail_after(10):
+            await done.wait()
+            await anyio.to_thread.run_sync(thread.join)
+            await m.settled()
+        assert m.current().count == 60
+
+
+async def test_dispatch_threadsafe_needs_a_running_machine() -> None:
+    m, _ = machine()
+    with pytest.raises(RuntimeError, match="needs a running machine, but it is stopped"):
+        m.dispatch_threadsafe(Inc())
+
+
+async def test_leaving_running_cancels_effects_with_a_reason_and_running_again_resumes() -> None:
+    cleanup: list[str] = []
+
+    async def slow(dispatch: Dispatch) -> None:
+        try:
+            await idle(dispatch)
+        finally:
+            cleanup.append("stopped")
+            dispatch(Inc())  # dropped: the machine is stopping
+
+    m, timeline = machine(jobs={"slow": slow})
+    async with m.running():
+        m.dispatch(StartJob("slow"))
+        await m.settled()
+    assert cleanup == ["stopped"]
+    assert m.running_keys() == ()
+    assert timeline.of(EffectCanceled) == [EffectCanceled(key="job:slow", effect="slow", reason="machine stopped")]
+    async with m.running():  # resume: the state still derives job:slow, so it starts again
+        await m.settled()
+        assert m.running_keys() == ("job:slow",)
+    assert [e.key for e in timeline.of(EffectStarted)] == ["job:slow", "job:slow"]
+    assert m.current() == Counter(jobs=("slow",))
+
+
+async def test_inputs_queued_before_start_are_applied_on_entry_and_those_left_at_exit_are_applied_without_effects() -> (
+    None
+):
+    journal = Journal()
+    m, timeline = machine(journal=journal)
+    m.dispatch(SetLimit(1))
+    async with m.running():
+        await m.settled()
+        assert m.current() == Counter(count=1, limit=1)
+        m.dispatch(SetLimit(3))  # exit before the loop takes it: applied and journaled, tick:1 not started
+    assert m.current() == Counter(count=1, limit=3)
+    assert journal.batches == [[SetLimit(1)], [Inc()], [SetLimit(3)]]
+    assert [e.key for e in timeline.of(EffectStarted)] == ["tick:0"]
+
+
+async def test_an_error_in_the_block_propagates_unwrapped_and_effects_are_cancelled() -> None:
+    m, timeline = machine(jobs={"a": idle})
+    with pytest.raises(KeyError, match="from the host"):
+        async with m.running():
+            m.dispatch(StartJob("a"))
+            await m.settled()
+            raise KeyError("from the host")
+    assert [e.reason for e in timeline.of(EffectCanceled)] == ["machine stopped"]
+
+
+async def test_running_cannot_be_entered_twice_at_once() -> None:
+    m, _ = machine()
+    async with m.running():
+        with pytest.raises(RuntimeError, match="already running"):
+            async with m.running():
+                pass  # pragma: no cover

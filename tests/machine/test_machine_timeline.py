@@ -1,0 +1,218 @@
+"""The event timeline of the async Machine: batching, reentrancy, subscribers, the journal. asyncio and trio."""
+
+import logging
+
+import pytest
+
+from effects import InputRejected, MachineEvent, StateUpdated, SubscriberFailed
+
+from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, Timeline, fold, idle, machine
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_counter_counts_to_its_limit_through_its_own_effects() -> None:
+    m, timeline = machine()
+    async with m.running():
+        m.dispatch(SetLimit(2))
+        await m.settled()
+        assert m.current() == Counter(count=2, limit=2)
+        assert m.running_keys() == ()
+    assert timeline.brief() == [
+        "input-received SetLimit(limit=2)",
+        "state-updated SetLimit(limit=2)",
+        "effect-started tick:0",
+        "effect-completed tick:0",
+        "input-received Inc(by=1)",
+        "state-updated Inc(by=1)",
+        "effect-started tick:1",
+        "effect-completed tick:1",
+        "input-received Inc(by=1)",
+        "state-updated Inc(by=1)",
+    ]
+
+
+async def test_inputs_of_one_loop_turn_are_one_batch_with_one_reconciliation() -> None:
+    journal = Journal()
+    m, timeline = machine(journal=journal)
+    async with m.running():
+        m.dispatch(StartJob("a"))
+        m.dispatch(SetLimit(-1))
+        m.dispatch(StopJob("a"))
+        m.dispatch(StartJob("b"))
+        await m.settled()
+        assert journal.batches == [[StartJob("a"), StopJob("a"), StartJob("b")]]
+        # job:a was derived only in between: the final state wants job:b alone.
+        assert timeline.brief()[:8] == [
+            "input-received StartJob(name='a')",
+            "state-updated StartJob(name='a')",
+            "input-rejected SetLimit(limit=-1)",
+            "input-received StopJob(name='a')",
+            "state-updated StopJob(name='a')",
+            "input-received StartJob(name='b')",
+            "state-updated StartJob(name='b')",
+            "effect-started job:b",
+        ]
+    states = [e.state for e in timeline.of(StateUpdated)]
+    assert states == [Counter(jobs=("a",)), Counter(), Counter(jobs=("b",))]
+
+
+async def test_a_rejected_input_changes_nothing_and_is_reported_with_its_rejection() -> None:
+    journal = Journal()
+    m, timeline = machine(journal=journal)
+    async with m.running():
+        m.dispatch(StopJob("ghost"))
+        await m.settled()
+    assert m.current() == Counter()
+    assert journal.batches == []
+    assert timeline.of(InputRejected) == [InputRejected(input=StopJob("ghost"), rejection="job 'ghost' is not running")]
+
+
+async def test_inputs_dispatched_by_a_subscriber_are_applied_after_the_batch_in_order() -> None:
+    journal = Journal()
+    m, timeline = machine(jobs={"a": idle, "b": idle}, journal=journal)
+
+    def react(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated) and event.input == StartJob("a"):
+            m.dispatch(Inc(by=10))
+            m.dispatch(Inc(by=20))
+            assert m.current() == Counter(jobs=("a", "b"))  # the batch's state, not yet the new inputs
+
+    m.subscribe(react)
+    async with m.running():
+        m.dispatch(StartJob("a"))
+        m.dispatch(StartJob("b"))
+        await m.settled()
+        assert m.current() == Counter(count=30, jobs=("a", "b"))
+    assert journal.batches == [[StartJob("a"), StartJob("b")], [Inc(by=10), Inc(by=20)]]
+    assert timeline.brief()[4:10] == [
+        "effect-started job:a",
+        "effect-started job:b",
+        "input-received Inc(by=10)",
+        "state-updated Inc(by=10)",
+        "input-received Inc(by=20)",
+        "state-updated Inc(by=20)",
+    ]
+
+
+async def test_every_state_a_subscriber_sees_is_the_fold_of_the_journaled_log() -> None:
+    journal = Journal()
+    m, timeline = machine(journal=journal)
+
+    def more(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated) and event.state.count == 2 and not event.state.jobs:
+            m.dispatch(StartJob("late"))
+
+    m.subscribe(more)
+    async with m.running():
+        m.dispatch(SetLimit(4))
+        m.dispatch(Inc())
+        await m.settled()
+    log = journal.log()
+    updates = timeline.of(StateUpdated)
+    assert len(updates) == len(log) == 6
+    for i, event in enumerate(updates):
+        assert event.input == log[i]
+        assert event.state == fold(log[: i + 1])
+    assert m.current() == fold(log) == Counter(count=4, limit=4, jobs=("late",))
+
+
+async def test_a_raising_subscriber_breaks_neither_the_machine_nor_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(event: MachineEvent) -> None:
+        raise RuntimeError(f"cannot handle {event.type}")
+
+    m, _ = machine()
+    m.subscribe(broken)
+    timeline = Timeline()
+    m.subscribe(timeline)
+    with caplog.at_level(logging.ERROR, logger="effects.machine"):
+        async with m.running():
+            m.dispatch(SetLimit(1))
+            await m.settled()
+            assert m.current() == Counter(count=1, limit=1)
+    failures = timeline.of(SubscriberFailed)
+    seen = [e for e in timeline.events if not isinstance(e, SubscriberFailed)]
+    assert [f.event for f in failures] == seen  # every event delivered, every failure reported
+    assert all(f.handler is broken and str(f.error) == f"cannot handle {f.event.type}" for f in failures)
+    assert len(caplog.records) == len(seen)
+    assert "raised while handling input-received" in caplog.records[0].getMessage()
+
+
+async def test_unsubscribe_stops_delivery_and_can_be_called_twice() -> None:
+    m, timeline = machine()
+    seen: list[str] = []
+    unsubscribe = m.subscribe(lambda event: seen.append(event.type))
+    async with m.running():
+        m.dispatch(Inc())
+        await m.settled()
+        unsubscribe()
+        unsubscribe()
+        m.dispatch(Inc())
+        await m.settled()
+    assert seen == ["input-received", "state-updated"]
+    assert len(timeline.events) == 4
+
+
+async def test_the_journal_is_written_before_subscribers_see_states_and_before_effects_start() -> None:
+    calls: list[object] = []
+
+    async def job(dispatch: Dispatch) -> None:
+        calls.append("job a ran")
+
+    m, _ = machine(jobs={"a": job}, journal=Journal(calls))
+    m.subscribe(lambda event: calls.append(event.type))
+    async with m.running():
+        m.dispatch(Inc())
+        m.dispatch(StartJob("a"))
+        await m.settled()
+    assert calls == [
+        ("journal", [Inc(), StartJob("a")]),
+        "input-received",
+        "state-updated",
+        "input-received",
+        "state-updated",
+        "effect-started",
+        "job a ran",
+        "effect-completed",
+    ]
+
+
+async def test_a_failing_journal_stops_the_machine_and_nothing_after_it_runs() -> None:
+    ran: list[str] = []
+
+    async def job(dispatch: Dispatch) -> None:
+        ran.append("job")
+
+    journal = Journal(refuse=Inc(by=13))
+    m, timeline = machine(jobs={"b": job}, journal=journal)
+    with pytest.raises(OSError, match=r"cannot write Inc\(by=13\): disk full"):
+        async with m.running():
+            m.dispatch(Inc())
+            await m.settled()
+            m.dispatch(Inc(by=13))
+            m.dispatch(StartJob("b"))
+            await m.settled()
+            pytest.fail("settled() returned although the machine stopped")
+    assert m.current() == Counter(count=1)
+    assert ran == []
+    assert journal.log() == [Inc()]
+    assert [e.input for e in timeline.of(StateUpdated)] == [Inc()]
+
+
+async def test_custom_events_reach_subscribers_and_are_not_journaled() -> None:
+    class Chunk(MachineEvent, frozen=True):
+        type = "text-chunk"
+        text: str
+
+    async def stream(dispatch: Dispatch) -> None:
+        for text in ("hel", "lo"):
+            m.emit(Chunk(text=text))
+        dispatch(Inc())
+
+    journal = Journal()
+    m, timeline = machine(jobs={"s": stream}, journal=journal)
+    async with m.running():
+        m.dispatch(StartJob("s"))
+        await m.settled()
+    assert [c.text for c in timeline.of(Chunk)] == ["hel", "lo"]
+    assert journal.batches == [[StartJob("s")], [Inc()]]
