@@ -24,8 +24,13 @@ Role = Literal["user", "assistant"]
 ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
 OutcomeKind = Literal["completed", "failed", "cancelled"]
 
+# ``gc=False``: these frozen Structs only ever point at values that existed before
+# them, so they cannot form reference cycles, and the cycle collector need not
+# track them. A long session holds hundreds of thousands of them; untracked, they
+# neither trigger collections nor get walked by one, and each is 16 bytes smaller.
 
-class Message(msgspec.Struct, frozen=True, kw_only=True):
+
+class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A user or assistant message. ``streaming`` is true between ``llm-message-started`` and its completion."""
 
     id: str
@@ -36,7 +41,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     at: int = 0
 
 
-class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One external tool call: what the model asked for, where it stands, and its result once completed."""
 
     id: str
@@ -50,7 +55,7 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True):
     completed_at: int = 0
 
 
-class Turn(msgspec.Struct, frozen=True, kw_only=True):
+class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The open ReAct loop: its context window, its tool calls, and the counters its guards read.
 
     ``open_call_ids`` are the calls waiting to run or running, ``awaiting_ids``
@@ -78,7 +83,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True):
     repeats: tuple[tuple[str, str, int], ...] = ()
 
 
-class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True):
+class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """How the last turn ended. ``reason`` is a short code (``max-tool-calls``, ``timeout``...), ``detail`` the text."""
 
     kind: OutcomeKind
@@ -95,7 +100,7 @@ _NO_LOG: Map[int, str] = Map()
 _NO_TOOLS: Mapping[str, ToolDefinition] = MappingProxyType({})
 
 
-class AgentState(msgspec.Struct, frozen=True, kw_only=True):
+class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The whole state of one agent session. Never mutated; every transition returns a new one.
 
     ``messages`` maps position (0, 1, ...) to :class:`Message`; ``tool_calls``
