@@ -104,7 +104,7 @@ class SqliteStore:
         key, length = self._key(session_id)
         with self._lock:
             row = self._db.execute(
-                "SELECT seq, version, state_hash, codec, data FROM snapshots "
+                "SELECT seq, version, state_hash, codec, CAST(data AS BLOB) FROM snapshots "
                 "WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
                 (key, length if at_most is None else at_most),
             ).fetchone()
@@ -155,7 +155,7 @@ class SqliteStore:
         for low in range(start, last + 1, _CHUNK):
             with self._lock:
                 rows = self._db.execute(
-                    "SELECT seq, version, codec, data, hash, turn_digest, state_hash FROM inputs "
+                    "SELECT seq, version, codec, CAST(data AS BLOB), CAST(hash AS BLOB), turn_digest, state_hash FROM inputs "
                     "WHERE session = ? AND seq BETWEEN ? AND ? ORDER BY seq",
                     (key, low, min(low + _CHUNK - 1, last)),
                 ).fetchall()

@@ -1,0 +1,145 @@
+"""SessionJournal and load_state: what gets recorded, and loading = newest valid snapshot + fold of the tail."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_core import replay, state_hash
+from agent_core.testing import sessions
+from effects import (
+    EventStore,
+    MemoryStore,
+    SessionJournal,
+    Snapshot,
+    SqliteStore,
+    load_state,
+    turn_digest,
+)
+
+from .conftest import INPUTS_PER_TURN, session
+
+
+def test_a_turn_end_records_its_digest_and_nothing_else_does(store: EventStore) -> None:
+    inputs = session(2)
+    SessionJournal(store, "s1").append(inputs)
+    recorded = list(store.read("s1"))
+    ends = [r.seq for r in recorded if r.turn_digest is not None]
+    assert ends == [1 + INPUTS_PER_TURN, 1 + 2 * INPUTS_PER_TURN]
+    assert recorded[ends[0] - 1].turn_digest == turn_digest(replay(inputs[: ends[0]]))
+
+
+def test_snapshots_every_n_inputs_carry_the_state_hash_also_recorded_in_the_log(store: EventStore) -> None:
+    inputs = session(3)
+    journal = SessionJournal(store, "s1", snapshot_every=40)
+    for start in range(0, len(inputs), 7):
+        journal.append(inputs[start : start + 7])
+    snapshot = store.load_snapshot("s1")
+    assert snapshot is not None and snapshot.seq == 84  # the batch that crossed 80 ended at 84
+    assert snapshot.state_hash.hex() == state_hash(replay(inputs[:84]))
+    marked = [r.seq for r in store.read("s1") if r.state_hash is not None]
+    assert marked == [42, 84]
+
+
+def test_load_state_equals_folding_the_inputs_at_every_point(store: EventStore) -> None:
+    inputs = session(2)
+    journal = SessionJournal(store, "s1", snapshot_every=10)
+    for inp in inputs:
+        journal.append([inp])
+    for at in range(len(inputs) + 1):
+        assert load_state(store, "s1", at) == replay(inputs[:at])
+    assert load_state(store, "s1") == journal.state == replay(inputs)
+
+
+def test_a_reopened_journal_continues_the_chain(store: EventStore) -> None:
+    inputs = session(2)
+    SessionJournal(store, "s1").append(inputs[:20])
+    journal = SessionJournal.open(store, "s1")
+    assert journal.seq == 20
+    journal.append(inputs[20:])
+    assert load_state(store, "s1") == replay(inputs)
+
+
+def test_close_saves_a_snapshot_at_the_end(store: EventStore) -> None:
+    journal = SessionJournal(store, "s1")
+    journal.append(session(1))
+    assert store.load_snapshot("s1") is None
+    journal.close()
+    snapshot = store.load_snapshot("s1")
+    assert snapshot is not None and snapshot.seq == journal.seq
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(
+            lambda s: Snapshot(seq=s.seq, schema_version=0, state_hash=s.state_hash, data=s.data), id="old-schema"
+        ),
+        pytest.param(
+            lambda s: Snapshot(seq=s.seq, schema_version=1, state_hash=bytes(32), data=s.data), id="wrong-hash"
+        ),
+        pytest.param(
+            lambda s: Snapshot(seq=s.seq, schema_version=1, state_hash=s.state_hash, data=s.data[:-9]), id="cut"
+        ),
+    ],
+)
+def test_an_unusable_snapshot_is_ignored_and_the_log_folded(spoil, store: EventStore) -> None:  # type: ignore[no-untyped-def]
+    inputs = session(2)
+    journal = SessionJournal(store, "s1")
+    journal.append(inputs)
+    journal.close()
+    good = store.load_snapshot("s1")
+    assert good is not None
+    store.save_snapshot("s1", spoil(good))
+    assert load_state(store, "s1") == replay(inputs)
+
+
+def test_a_snapshot_that_disagrees_with_the_log_is_ignored(store: EventStore) -> None:
+    """Its bytes hash correctly, but the log recorded another state hash at that record."""
+    inputs = session(2)
+    journal = SessionJournal(store, "s1", snapshot_every=30)
+    journal.append(inputs[:30])
+    journal.append(inputs[30:])
+    other = SessionJournal(MemoryStore(), "x")
+    other.append(inputs[:29])
+    other.snapshot()
+    foreign = other.store.load_snapshot("x")
+    assert foreign is not None
+    store.save_snapshot("s1", Snapshot(seq=30, schema_version=1, state_hash=foreign.state_hash, data=foreign.data))
+    assert load_state(store, "s1", 40) == replay(inputs[:40])
+
+
+def test_a_damaged_snapshot_blob_in_sqlite_is_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    store = SqliteStore(path)
+    journal = SessionJournal(store, "s1")
+    journal.append(session(1))
+    journal.close()
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE snapshots SET data = substr(data, 1, 20)")
+    assert load_state(SqliteStore(path), "s1") == replay(session(1))
+
+
+def test_state_at_a_point_outside_the_log_is_refused(store: EventStore) -> None:
+    SessionJournal(store, "s1").append(session(1))
+    with pytest.raises(ValueError, match=r"session 's1' has records 1 to 33; got 34"):
+        load_state(store, "s1", 34)
+
+
+@given(sessions(max_steps=40), st.lists(st.integers(1, 6), min_size=1), st.integers(1, 12))
+def test_any_session_in_any_batches_loads_back(inputs, batch_sizes, every) -> None:  # type: ignore[no-untyped-def]
+    store = MemoryStore()
+    journal = SessionJournal(store, "s", snapshot_every=every)
+    position, sizes = 0, iter(batch_sizes * len(inputs))
+    while position < len(inputs):
+        size = next(sizes)
+        journal.append(inputs[position : position + size])
+        position += size
+    expected = replay(inputs)
+    assert load_state(store, "s") == expected
+    middle = len(inputs) // 2
+    assert load_state(store, "s", middle) == replay(inputs[:middle])
