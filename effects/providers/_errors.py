@@ -78,43 +78,47 @@ def _number(raw: str) -> float | None:
 
 
 def status_error(
-    provider: str, status: int, body: object, headers: Mapping[str, str] | None, secrets: Sequence[str], key_hint: str
+    origin: str, status: int, body: object, headers: Mapping[str, str] | None, secrets: Sequence[str], key_hint: str
 ) -> ModelError:
-    """The error for an HTTP error status (or an error event inside a stream, whose status is 2xx)."""
+    """The error for an HTTP error status, or for an error event inside a stream (whose status is 2xx).
+
+    ``origin`` names the call, e.g. ``"Anthropic request to https://..."``.
+    """
     text = body_text(body, secrets)
     detail = _detail(body, secrets) or text[:_DETAIL_CHARS] or "(empty body)"
     wait = retry_after_ms(headers)
     if _CONTEXT_LENGTH.search(text):
         retryable = False
-        advice = "The conversation is longer than the model's context window: use a smaller initial_context_window or a model with a larger window."
+        advice = (
+            "Not retryable: the conversation is longer than the model's context window; "
+            "use a smaller initial_context_window or a model with a larger window."
+        )
     elif status < 300:
         retryable = _error_type(body) in _RETRYABLE_STREAM_TYPES or _error_type(body) == ""
-        advice = "The stream reported an error" + ("; the call will be retried." if retryable else "; not retryable.")
+        advice = "Retryable." if retryable else "Not retryable."
     elif status in (401, 403):
         retryable = False
-        advice = f"Check the API key ({key_hint}) and its permissions."
+        advice = f"Not retryable: check the API key ({key_hint}) and its permissions."
     elif status == 404:
         retryable = False
-        advice = "Check the model name and the base URL."
+        advice = "Not retryable: check the model name and the base URL."
     elif status in _RETRYABLE_STATUSES or status >= 500:
         retryable = True
-        advice = "Retryable" + (f"; the server asks to wait {wait} ms." if wait is not None else ".")
+        advice = f"Retryable; the server asks to wait {wait} ms." if wait is not None else "Retryable."
     else:
         retryable = False
-        advice = "The server rejected the request; its body says why."
-    where = "in the stream" if status < 300 else f"with HTTP {status}"
-    message = redact(f"{provider} request failed {where}: {detail}. {advice}", secrets)
+        advice = "Not retryable: the server rejected the request (its body says why)."
+    how = "mid-stream" if status < 300 else f"with HTTP {status}"
+    message = redact(f"{origin} failed {how}: {detail}. {advice}", secrets)
     return ModelError(message, retryable=retryable, retry_after_ms=wait, status=status, body=text)
 
 
-def transport_error(provider: str, base_url: str, *, timed_out: bool, secrets: Sequence[str]) -> ModelError:
+def transport_error(origin: str, *, timed_out: bool, secrets: Sequence[str]) -> ModelError:
     """The error for a timeout or a connection that failed or dropped: always retryable."""
     if timed_out:
-        message = (
-            f"{provider} request to {base_url} timed out; retryable. Pass a larger timeout=... if the model is slow."
-        )
+        message = f"{origin} timed out. Retryable; pass a larger timeout=... if the model is slow."
     else:
-        message = f"could not reach {provider} at {base_url} (connection failed or dropped); retryable. Check the base URL and that the server runs."
+        message = f"{origin} could not connect or was cut off. Retryable; check the base URL and that the server runs."
     return ModelError(redact(message, secrets), retryable=True)
 
 

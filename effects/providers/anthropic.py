@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 PROVIDER = "Anthropic"
 _KEY_HINT = "ANTHROPIC_API_KEY or api_key=..."
+EARLIER_OMITTED = "(Earlier messages of this conversation are not shown.)"
+"""Sent first when the context window begins with an assistant message: the API wants a user message first."""
 DEFAULT_MAX_TOKENS = 4096
 """Output tokens asked for when ``max_tokens`` is not given (the messages API requires a bound)."""
 
@@ -50,13 +52,25 @@ class AnthropicModel:
         **request_options: Any,
     ) -> None:
         self._sdk = require("anthropic", extra="anthropic", user="AnthropicModel")
+        self._http = require("httpx2", extra="anthropic", user="AnthropicModel")  # the SDK's HTTP library
         self.model = model
         self._client = self._sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
         self._secrets = tuple(s for s in (api_key, self._client.api_key, self._client.auth_token) if s)
         self.base_url = redact(str(self._client.base_url), self._secrets)
+        self._origin = f"{PROVIDER} request to {self.base_url}"
         self._options: dict[str, Any] = {"max_tokens": max_tokens, **request_options}
         if temperature is not None:  # sent in the body: this SDK version has no typed parameter for it
             self._options["extra_body"] = {**self._options.get("extra_body", {}), "temperature": temperature}
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; use the model as ``async with`` to do it on the way out."""
+        await self._client.close()
 
     def __repr__(self) -> str:
         return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -73,20 +87,20 @@ class AnthropicModel:
             stream = await self._client.messages.create(**request, stream=True)
             async with stream:
                 return await read_events(stream, on_text)
-        except self._sdk.AnthropicError as error:
+        except (self._sdk.AnthropicError, self._http.TransportError) as error:  # the SDK lets some read errors through
             raise self._translate(error) from None
 
     def _translate(self, error: Exception) -> ModelError:
         sdk = self._sdk
-        if isinstance(error, sdk.APIConnectionError):
-            timed_out = isinstance(error, sdk.APITimeoutError)
-            return transport_error(PROVIDER, self.base_url, timed_out=timed_out, secrets=self._secrets)
+        if isinstance(error, (sdk.APIConnectionError, self._http.TransportError)):
+            timed_out = isinstance(error, (sdk.APITimeoutError, self._http.TimeoutException))
+            return transport_error(self._origin, timed_out=timed_out, secrets=self._secrets)
         if isinstance(error, sdk.APIStatusError):  # an ``error`` event inside a stream has its 200 status
             body = error.body if error.status_code < 300 else response_body(error.response, error.body)
-            return status_error(PROVIDER, error.status_code, body, error.response.headers, self._secrets, _KEY_HINT)
+            return status_error(self._origin, error.status_code, body, error.response.headers, self._secrets, _KEY_HINT)
         if isinstance(error, sdk.APIError):
-            return status_error(PROVIDER, 200, error.body, None, self._secrets, _KEY_HINT)
-        return ModelError(redact(f"{PROVIDER}: {error}", self._secrets), retryable=False)
+            return status_error(self._origin, 200, error.body, None, self._secrets, _KEY_HINT)
+        return ModelError(redact(f"{self._origin} failed: {error}", self._secrets), retryable=False)
 
 
 def request_messages(context: LlmContext) -> list[dict[str, Any]]:
@@ -111,6 +125,8 @@ def request_messages(context: LlmContext) -> list[dict[str, Any]]:
         ]
         add("assistant", said + uses)
         add("user", [_tool_result(r.tool_call_id, r.content, r.is_error) for r in item.results])
+    if messages and messages[0]["role"] == "assistant":  # the API wants a user message first
+        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": EARLIER_OMITTED}]})
     return messages
 
 
@@ -154,16 +170,22 @@ async def read_events(stream: AsyncIterator[RawMessageStreamEvent], on_text: Tex
                 text.append(block.text)
                 on_text(block.text)
         elif event.type == "message_start":
-            usage = event.message.usage
-            input_tokens = usage.input_tokens + (usage.cache_creation_input_tokens or 0)
-            input_tokens += usage.cache_read_input_tokens or 0
-            output_tokens = usage.output_tokens
-        elif event.type == "message_delta":
+            input_tokens = _input_tokens(event.message.usage)
+            output_tokens = event.message.usage.output_tokens
+        elif event.type == "message_delta":  # counts here are cumulative
             stop = event.delta.stop_reason or stop
-            output_tokens = event.usage.output_tokens  # cumulative
+            output_tokens = event.usage.output_tokens
+            if event.usage.input_tokens is not None:
+                input_tokens = _input_tokens(event.usage)
     calls = tuple(
         ModelToolCall(id=slot[0], name=slot[1], arguments="".join(slot[3:]) or slot[2])
         for _, slot in sorted(uses.items())
     )
     usage_total = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
     return ModelReply(text="".join(text), tool_calls=calls, usage=usage_total, finish_reason=stop)
+
+
+def _input_tokens(usage: Any) -> int:
+    """All input tokens: fresh ones plus those written to and read from the prompt cache."""
+    total: int = usage.input_tokens or 0
+    return total + (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)

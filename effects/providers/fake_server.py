@@ -78,7 +78,10 @@ class FakeProviderServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-provider", daemon=True)
+        # A short poll interval: ``shutdown`` waits for the serving loop to notice.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.02,), name="fake-provider", daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -24,7 +24,7 @@ from ._timeline import regroup, schema_object
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
 
-PROVIDER = "openai-compatible server"
+PROVIDER = "OpenAI-compatible"
 _KEY_HINT = "OPENAI_API_KEY or api_key=..."
 
 
@@ -48,6 +48,7 @@ class OpenAIModel:
         **request_options: Any,
     ) -> None:
         self._sdk = require("openai", extra="openai", user="OpenAIModel")
+        self._http = require("httpx2", extra="openai", user="OpenAIModel")  # the SDK's HTTP library
         key = api_key or os.environ.get("OPENAI_API_KEY") or ""
         url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if not key and url is None:
@@ -59,9 +60,20 @@ class OpenAIModel:
         self._secrets = (key,) if key else ()
         self._client = self._sdk.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=0)
         self.base_url = redact(str(self._client.base_url), self._secrets)
+        self._origin = f"{PROVIDER} request to {self.base_url}"
         self._options = dict(request_options)
         if temperature is not None:
             self._options["temperature"] = temperature
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections; use the model as ``async with`` to do it on the way out."""
+        await self._client.close()
 
     def __repr__(self) -> str:
         return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -78,20 +90,20 @@ class OpenAIModel:
             )
             async with stream:
                 return await read_stream(stream, on_text)
-        except self._sdk.OpenAIError as error:
+        except (self._sdk.OpenAIError, self._http.TransportError) as error:  # the SDK lets some read errors through
             raise self._translate(error) from None
 
     def _translate(self, error: Exception) -> ModelError:
         sdk = self._sdk
-        if isinstance(error, sdk.APIConnectionError):
-            timed_out = isinstance(error, sdk.APITimeoutError)
-            return transport_error(PROVIDER, self.base_url, timed_out=timed_out, secrets=self._secrets)
+        if isinstance(error, (sdk.APIConnectionError, self._http.TransportError)):
+            timed_out = isinstance(error, (sdk.APITimeoutError, self._http.TimeoutException))
+            return transport_error(self._origin, timed_out=timed_out, secrets=self._secrets)
         if isinstance(error, sdk.APIStatusError):
             body = response_body(error.response, error.body)
-            return status_error(PROVIDER, error.status_code, body, error.response.headers, self._secrets, _KEY_HINT)
+            return status_error(self._origin, error.status_code, body, error.response.headers, self._secrets, _KEY_HINT)
         if isinstance(error, sdk.APIError):  # an error object inside the stream
-            return status_error(PROVIDER, 200, error.body, None, self._secrets, _KEY_HINT)
-        return ModelError(redact(f"{PROVIDER}: {error}", self._secrets), retryable=False)
+            return status_error(self._origin, 200, error.body, None, self._secrets, _KEY_HINT)
+        return ModelError(redact(f"{self._origin} failed: {error}", self._secrets), retryable=False)
 
 
 def request_messages(context: LlmContext) -> list[dict[str, Any]]:

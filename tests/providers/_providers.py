@@ -1,0 +1,42 @@
+"""The two adapters side by side, so one error table tests both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+from agent_core import LlmContext
+from effects import ModelReply, TextSink
+from effects.providers import AnthropicModel, FakeProviderServer, OpenAIModel, Reply, anthropic_reply, openai_reply
+
+Adapter = OpenAIModel | AnthropicModel
+KEY = "sk-test-0123456789"
+
+
+class Provider(NamedTuple):
+    """How to build one adapter against the fake server and how that provider streams text."""
+
+    name: str
+    build: Callable[..., Adapter]
+    text_reply: Callable[[Sequence[str]], Reply]
+    origin: Callable[[FakeProviderServer], str]
+
+
+def _openai(server: FakeProviderServer, **options: Any) -> Adapter:
+    return OpenAIModel("gpt-test", base_url=server.url + "/v1", api_key=options.pop("api_key", KEY), **options)
+
+
+def _anthropic(server: FakeProviderServer, **options: Any) -> Adapter:
+    return AnthropicModel("claude-test", base_url=server.url, api_key=options.pop("api_key", KEY), **options)
+
+
+PROVIDERS = (
+    Provider("openai", _openai, lambda text: openai_reply(text), lambda s: f"OpenAI-compatible request to {s.url}/v1/"),
+    Provider("anthropic", _anthropic, lambda text: anthropic_reply(text), lambda s: f"Anthropic request to {s.url}"),
+)
+
+
+async def complete(adapter: Adapter, request: LlmContext, on_text: TextSink = lambda _: None) -> ModelReply:
+    """One call, closing the adapter's connections afterwards."""
+    async with adapter:
+        return await adapter.complete(request, on_text)
