@@ -169,8 +169,7 @@ def decode_log(data: bytes, *, source: str = "") -> list[AgentInput]:
     :class:`DecodeError` naming ``source`` (e.g. a file name), the 1-based
     record number and the field path.
     """
-    lines = data.splitlines()
-    first = next((line for line in lines if line.strip()), None)
+    first = _first_line(data)
     if first is None:
         raise DecodeError("the log is empty; expected a session-started record first", source=source)
     version = _log_version(first, source)
@@ -178,10 +177,24 @@ def decode_log(data: bytes, *, source: str = "") -> list[AgentInput]:
         try:
             inputs: list[AgentInput] = _json_input.decode_lines(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
-            inputs = [_decode_line(line, number, version, source) for number, line in _numbered(lines)]
+            # Decode line by line only to name the bad record.
+            inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
     else:
-        inputs = [_decode_line(line, number, version, source) for number, line in _numbered(lines)]
+        inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
     return inputs
+
+
+def _first_line(data: bytes) -> bytes | None:
+    """The first non-blank line (as ``bytes.splitlines`` splits), without splitting the whole log."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        for line in data[start:end].splitlines():
+            if line.strip():
+                return line
+        start = end + 1
+    return None
 
 
 def _numbered(lines: list[bytes]) -> Iterable[tuple[int, bytes]]:
