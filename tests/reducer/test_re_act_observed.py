@@ -143,3 +143,15 @@ def test_it_is_rejected_between_turns() -> None:
     assert rejection.message == (
         "re-act-observed is not accepted while the session is idle; expected one of: user-message-received"
     )
+
+
+def test_negative_token_counts_are_rejected() -> None:
+    inp = ac.ReActObserved(
+        timestamp=T0 + 2,
+        called_llm_at=T0 + 1,
+        observation=ac.CompleteReAct(),
+        usage=ac.Usage(input_tokens=-5, output_tokens=2),
+    )
+    rejection = rejected(in_turn(), inp)
+    assert (rejection.code, rejection.guard) == ("negative-usage", "usage-not-negative")
+    assert rejection.message == "expected token counts of 0 or more, got input_tokens=-5, output_tokens=2"
