@@ -81,7 +81,9 @@ class Agent:
         """Run a session for the duration of the block; on exit every running effect is cancelled.
 
         A new session starts with ``session-started`` (config and tool
-        definitions); a resumed one (``initial``) reconciles from its state.
+        definitions), applied on the event loop's next turn so that handlers
+        subscribed at the top of the block see it; a resumed one (``initial``)
+        reconciles from its state.
         """
         runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids)
         checked = CheckedTransition()
@@ -93,17 +95,17 @@ class Agent:
         if self.journal is not None:
             runtime.started_tracker = StartedTracker()
             machine.subscribe(runtime.started_tracker.handle)
-        if self.initial is None:
-            session_id = self.session_id or self.ids.new_id("session")
-            machine.dispatch(
-                SessionStarted(
-                    timestamp=runtime.stamp(),
-                    session_id=session_id,
-                    config=self.config,
-                    tools=self.toolbox.definitions(),
-                )
-            )
         async with machine.running():
+            if self.initial is None:
+                # Dispatched once running, so subscribers added as the block starts see it too.
+                machine.dispatch(
+                    SessionStarted(
+                        timestamp=runtime.stamp(),
+                        session_id=self.session_id or self.ids.new_id("session"),
+                        config=self.config,
+                        tools=self.toolbox.definitions(),
+                    )
+                )
             yield Session(machine, runtime)
 
 

@@ -1,0 +1,98 @@
+"""Shared by the scenario tests: an agent on a manual clock, and a recorder of what the machine did."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    AgentState,
+    Rejection,
+    ToolResult,
+    check_invariants,
+    replay,
+    state_hash,
+    tag_of,
+)
+from effects import (
+    Agent,
+    EffectCanceled,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    MachineEvent,
+    ManualClock,
+    ScriptedModel,
+    SequentialIds,
+    Session,
+    StateUpdated,
+    TextDelta,
+)
+
+START = 1_700_000_000_000
+
+
+def make_agent(
+    script: Sequence[Any] | Callable[..., Any] | ScriptedModel, tools: Iterable[Callable[..., Any]] = (), **config: Any
+) -> tuple[Agent, ScriptedModel, ManualClock]:
+    """An agent with a scripted model, a manual clock at ``START`` and sequential ids."""
+    model = script if isinstance(script, ScriptedModel) else ScriptedModel(script)
+    clock = ManualClock(START)
+    agent = Agent(model, tools=tools, config=AgentConfig(**config), clock=clock, ids=SequentialIds(), session_id="s1")
+    return agent, model, clock
+
+
+class Recorder:
+    """Subscribes to a session and keeps the accepted inputs, the published states, rejections and events."""
+
+    def __init__(self, session: Session) -> None:
+        self.inputs: list[AgentInput] = []
+        self.states: list[AgentState] = []
+        self.rejected: list[tuple[AgentInput, Rejection]] = []
+        self.events: list[MachineEvent] = []
+        self.deltas: list[TextDelta] = []
+        session.subscribe(self)
+
+    def __call__(self, event: MachineEvent) -> None:
+        self.events.append(event)
+        if isinstance(event, InputReceived):
+            self.inputs.append(event.input)
+        elif isinstance(event, StateUpdated):
+            check_invariants(event.state)
+            self.states.append(event.state)
+        elif isinstance(event, InputRejected):
+            self.rejected.append((event.input, event.rejection))
+        elif isinstance(event, TextDelta):
+            self.deltas.append(event)
+
+    def tags(self) -> list[str]:
+        """The tags of the accepted inputs, in order."""
+        return [tag_of(inp) for inp in self.inputs]
+
+    def started(self) -> list[str]:
+        """Keys of the effects started, in order."""
+        return [e.key for e in self.events if isinstance(e, EffectStarted)]
+
+    def canceled(self) -> list[str]:
+        """Keys of the effects cancelled, in order."""
+        return [e.key for e in self.events if isinstance(e, EffectCanceled)]
+
+    def assert_replays_to(self, state: AgentState) -> None:
+        """Folding the recorded inputs reproduces ``state`` exactly, and every published state was valid."""
+        assert not self.rejected, self.rejected
+        folded = replay(self.inputs)
+        assert folded == state
+        assert state_hash(folded) == state_hash(state)
+
+
+def results(state: AgentState) -> dict[str, ToolResult | None]:
+    """Tool call id -> result, in request order."""
+    log = state.tool_call_log
+    return {log[i]: state.tool_calls[log[i]].result for i in range(len(log))}
+
+
+def texts(state: AgentState) -> list[tuple[str, str]]:
+    """(role, content) of every message, in order."""
+    return [(m.role, m.content) for m in (state.messages[i] for i in range(len(state.messages)))]

@@ -1,0 +1,91 @@
+"""A journal sees every input before anything depends on it; a session resumes from its folded log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+import pytest
+
+from agent_core import AgentInput, ToolCallStarted, ToolSuccess, replay, tag_of
+from effects import Agent, ManualClock, ScriptedModel, SequentialIds, call_tools, say, tool
+
+from ._helpers import START, Recorder, results, texts
+
+
+class ListJournal:
+    """Keeps the accepted inputs in memory."""
+
+    def __init__(self) -> None:
+        self.inputs: list[AgentInput] = []
+
+    def append(self, inputs: Sequence[AgentInput], /) -> None:
+        self.inputs.extend(inputs)
+
+
+@pytest.mark.anyio
+async def test_a_tool_runs_only_once_its_start_is_in_the_journal() -> None:
+    journal = ListJournal()
+    seen_at_run: list[list[str]] = []
+
+    @tool
+    async def probe(tool_call_id: str) -> str:
+        """Look at the journal."""
+        seen_at_run.append([tag_of(i) for i in journal.inputs if getattr(i, "tool_call_id", "") == tool_call_id])
+        return "ok"
+
+    agent = Agent(
+        ScriptedModel([call_tools(("probe", {})), say("done")]),
+        tools=[probe],
+        clock=ManualClock(START),
+        ids=SequentialIds(),
+        journal=journal,
+    )
+    async with agent.running() as session:
+        session.send("probe")
+        await session.settled()
+        state = session.state
+
+    assert seen_at_run == [["tool-call-started"]]
+    assert replay(journal.inputs) == state
+
+
+@pytest.mark.anyio
+async def test_a_session_resumes_from_its_log_and_completes_a_call_that_was_running() -> None:
+    journal = ListJournal()
+    entered = anyio.Event()
+    runs: list[str] = []
+
+    @tool(idempotent=True)
+    async def fetch(url: str, tool_call_id: str) -> str:
+        """Fetch a page (the first run never finishes: the process dies)."""
+        runs.append(tool_call_id)
+        if len(runs) == 1:
+            entered.set()
+            await anyio.sleep_forever()
+        return f"contents of {url}"
+
+    clock = ManualClock(START)
+    first = Agent(ScriptedModel([call_tools(("fetch", {"url": "a"}))]), tools=[fetch], clock=clock, journal=journal)
+    async with first.running() as session:
+        session.send("fetch a")
+        await entered.wait()
+    # The "crash": the block ended while the tool ran. Only the journal survives.
+    folded = replay(journal.inputs)
+    assert folded.tool_calls["call-1"].status == "running"
+
+    clock.advance(10_000)
+    resumed = Agent(
+        ScriptedModel([say("page a says hello")]), tools=[fetch], clock=clock, journal=journal, initial=folded
+    )
+    async with resumed.running() as session:
+        recorder = Recorder(session)
+        await session.settled()
+        state = session.state
+
+    assert runs == ["call-1", "call-1"]  # the same id: the tool can use it as an idempotency key
+    assert not recorder.rejected  # tool-call-started was not sent again
+    assert [i for i in recorder.inputs if isinstance(i, ToolCallStarted)] == []
+    assert results(state) == {"call-1": ToolSuccess(content="contents of a")}
+    assert texts(state)[-1] == ("assistant", "page a says hello")
+    assert replay(journal.inputs) == state
