@@ -29,6 +29,7 @@ _CONTEXT_LENGTH = re.compile(
     re.IGNORECASE,
 )
 _DETAIL_CHARS = 300
+_BODY_CHARS = 2000
 
 
 def body_text(body: object, secrets: Sequence[str]) -> str:
@@ -85,7 +86,7 @@ def status_error(
     ``origin`` names the call, e.g. ``"Anthropic request to https://..."``.
     """
     text = body_text(body, secrets)
-    detail = _detail(body, secrets) or text[:_DETAIL_CHARS] or "(empty body)"
+    detail = (_detail(body, secrets) or text[:_DETAIL_CHARS] or "(empty body)").rstrip().rstrip(".")
     wait = retry_after_ms(headers)
     if _CONTEXT_LENGTH.search(text):
         retryable = False
@@ -109,7 +110,9 @@ def status_error(
         retryable = False
         advice = "Not retryable: the server rejected the request (its body says why)."
     how = "mid-stream" if status < 300 else f"with HTTP {status}"
-    message = redact(f"{origin} failed {how}: {detail}. {advice}", secrets)
+    # The body goes in the message too: the runner logs the message (``llm-call-failed``), not the error object.
+    shown = text if len(text) <= _BODY_CHARS else text[:_BODY_CHARS] + "..."
+    message = redact(f"{origin} failed {how}: {detail}. {advice} Body: {shown or '(empty)'}", secrets)
     return ModelError(message, retryable=retryable, retry_after_ms=wait, status=status, body=text)
 
 

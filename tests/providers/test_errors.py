@@ -63,13 +63,15 @@ async def test_the_message_says_what_failed_and_what_to_do(provider: Provider, s
     server.enqueue(error_reply(401, "Invalid API key.", kind="authentication_error"))
     rate_limited, unauthorized = await failure(provider, server), await failure(provider, server)
     origin = provider.origin(server)
-    assert (
-        str(rate_limited)
-        == f"{origin} failed with HTTP 429: Rate limit reached.. Retryable; the server asks to wait 3000 ms."
+    assert str(rate_limited) == (
+        f"{origin} failed with HTTP 429: Rate limit reached. Retryable; the server asks to wait 3000 ms. "
+        'Body: {"type":"error","error":{"message":"Rate limit reached.","type":"rate_limit_error"}}'
     )
     env = "OPENAI_API_KEY" if provider.name == "openai" else "ANTHROPIC_API_KEY"
     assert str(unauthorized) == (
-        f"{origin} failed with HTTP 401: Invalid API key.. Not retryable: check the API key ({env} or api_key=...) and its permissions."
+        f"{origin} failed with HTTP 401: Invalid API key. "
+        f"Not retryable: check the API key ({env} or api_key=...) and its permissions. "
+        'Body: {"type":"error","error":{"message":"Invalid API key.","type":"authentication_error"}}'
     )
 
 
@@ -105,7 +107,8 @@ async def test_an_openai_error_inside_the_stream_is_retryable_after_the_text_it_
     assert deltas == ["Partial"]
     assert info.value.retryable
     assert str(info.value) == (
-        f"{PROVIDERS[0].origin(server)} failed mid-stream: The server had an error while processing your request.. Retryable."
+        f"{PROVIDERS[0].origin(server)} failed mid-stream: The server had an error while processing your request. "
+        'Retryable. Body: {"message":"The server had an error while processing your request.","type":"server_error"}'
     )
 
 
