@@ -39,6 +39,13 @@ from ._machine import (
 )
 
 # (agent runtime exports)
+# isort: split
+from ._agent import Agent, AgentRuntime, IdSource, RandomIds, SequentialIds, Session, TextDelta
+from ._clock import Clock, ManualClock, SystemClock
+from ._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
+from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, tool
+
+# isort: split
 # (store exports)
 from ._store import (
     DEFAULT_SNAPSHOT_EVERY,
@@ -74,6 +81,7 @@ from ._store import (
 )
 
 __all__ = [
+    "CALL_ID_PARAMETER",
     "DEFAULT_SNAPSHOT_EVERY",
     "INTERNAL_TOOLS",
     "INTERRUPTED",
@@ -81,6 +89,9 @@ __all__ = [
     "LOAD_TOOL_CALL_RESULTS",
     "MACHINE_STOPPED",
     "NO_LONGER_DERIVED",
+    "Agent",
+    "AgentRuntime",
+    "Clock",
     "ConcurrencyError",
     "Controller",
     "EffectCanceled",
@@ -88,6 +99,7 @@ __all__ = [
     "EffectFailed",
     "EffectStarted",
     "EventStore",
+    "IdSource",
     "InputReceived",
     "InputRejected",
     "Journal",
@@ -95,6 +107,7 @@ __all__ = [
     "Machine",
     "MachineCore",
     "MachineEvent",
+    "ManualClock",
     "MemoryStore",
     "Model",
     "ModelError",
@@ -103,8 +116,12 @@ __all__ = [
     "NotAStore",
     "Origin",
     "Plan",
+    "RandomIds",
     "ReplayDiverged",
     "ReplayReport",
+    "ScriptedModel",
+    "SequentialIds",
+    "Session",
     "SessionExists",
     "SessionInfo",
     "SessionJournal",
@@ -116,21 +133,31 @@ __all__ = [
     "StoreError",
     "StoredInput",
     "SubscriberFailed",
+    "SystemClock",
+    "TextDelta",
     "TextSink",
     "TimelineEntry",
+    "Tool",
+    "Toolbox",
+    "call_tools",
     "chain_hash",
     "complete_interrupted",
     "effect",
     "export_session",
+    "fail",
     "fork_session",
     "import_session",
     "interrupted_calls",
+    "load_older_messages",
     "load_state",
+    "load_tool_call_results",
     "offered_tools",
     "open_session",
     "parked",
     "reconcile",
     "replay_session",
+    "say",
     "timeline",
+    "tool",
     "turn_digest",
 ]
