@@ -149,6 +149,13 @@ def test_a_missing_field_is_named() -> None:
     assert str(error) == "record 2: Object missing required field `content`"
 
 
+def test_a_missing_nested_field_is_named_with_its_path() -> None:
+    bad = b'{"type":"tool-call-completed","timestamp":3,"tool_call_id":"t1","result":{"status":"success"}}\n'
+    error = decode_error(START + HELLO + bad)
+    assert str(error) == "record 3: Object missing required field `content` - at `$.result`"
+    assert (error.record, error.path) == (3, "$.result")
+
+
 def test_a_log_must_start_with_session_started() -> None:
     error = decode_error(HELLO + START, source="chat.jsonl")
     assert str(error) == (
