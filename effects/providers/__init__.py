@@ -10,7 +10,7 @@ from ._extras import MissingExtra
 from .anthropic import AnthropicModel
 from .fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from .fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
-from .mcp import McpServer
+from .mcp import McpServer, McpTool
 from .openai import OpenAIModel
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "FakeProviderServer",
     "FakeToolCall",
     "McpServer",
+    "McpTool",
     "MissingExtra",
     "OpenAIModel",
     "RecordedRequest",

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import IO, Any
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
 
+from .._tools import Tool
 from ._extras import require
 
 
@@ -110,6 +111,10 @@ class McpServer:
             timeout_ms=self._timeout_ms,
         )
 
+    def tools(self) -> tuple[McpTool, ...]:
+        """The server's tools, to pass to an agent next to ``@tool`` functions: ``Agent(model, tools=[*server.tools()])``."""
+        return tuple(McpTool(self, definition) for definition in self.definitions)
+
     async def call(self, name: str, arguments: str) -> ToolResult:
         """Call tool ``name`` (as listed in :attr:`definitions`) with JSON ``arguments``; a result, never an exception."""
         if self._client is None:
@@ -153,3 +158,32 @@ def result_text(result: Any) -> str:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, separators=(",", ":")))
     return "\n".join(parts)
+
+
+class McpTool(Tool[..., Coroutine[Any, Any, ToolResult]]):
+    """One tool of an :class:`McpServer`, registered with an agent like a ``@tool`` function.
+
+    Its definition (name, description, JSON schema, approval, timeout) comes
+    from the server, so it is built without a Python signature; the server
+    validates the arguments. Calling it directly (``await t(timezone="UTC")``)
+    returns the ``ToolResult``.
+    """
+
+    def __init__(self, server: McpServer, definition: ToolDefinition) -> None:
+        # Tool.__init__ derives a schema from a Python signature; here the server gives it.
+        self.server = server
+        self.name = definition.name
+        self.definition = definition
+        self.is_async = True
+
+        async def call(**arguments: Any) -> ToolResult:
+            return await server.call(definition.name, json.dumps(arguments))
+
+        self.fn = call
+
+    def __repr__(self) -> str:
+        return f"<McpTool {self.name!r} of {self.server.label!r}>"
+
+    async def invoke(self, arguments: str, tool_call_id: str) -> ToolResult:
+        """Run one call on the server: a result, never an exception (cancellation aside)."""
+        return await self.server.call(self.name, arguments)

@@ -1,0 +1,102 @@
+"""MCP tools through the real protocol: the agent calls ``mcp-server-time`` and the model reads the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from agent_core import AgentConfig, ContextToolResult, LlmContext, ToolFailure
+from effects import Agent, ModelReply, ScriptedModel, call_tools, say
+from effects.providers import McpServer, MissingExtra
+
+pytestmark = pytest.mark.anyio
+
+TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "America/New_York"]
+FAILING_SERVER = [sys.executable, str(Path(__file__).with_name("mcp_failing_server.py"))]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """The MCP client runs on anyio; asyncio is the backend the agent uses here."""
+    return "asyncio"
+
+
+def ask_then_answer(tool: str, arguments: dict[str, str]) -> ScriptedModel:
+    """A model that calls ``tool`` once, then answers with the result it was shown."""
+
+    def step(context: LlmContext) -> ModelReply:
+        results = [e for e in context.entries if isinstance(e, ContextToolResult)]
+        if not results:
+            return call_tools((tool, arguments, "call-1"))
+        shown = results[0]
+        return say(("failed: " if shown.is_error else "result: ") + shown.content)
+
+    return ScriptedModel(step)
+
+
+async def run_turn(model: ScriptedModel, server: McpServer, question: str) -> str:
+    """One turn of an agent with the server's tools; returns the final answer."""
+    agent = Agent(model, tools=server.tools(), config=AgentConfig(max_model_calls=4))
+    async with agent.running() as session:
+        session.send(question)
+        await session.settled()
+        messages = session.state.messages
+        return messages[len(messages) - 1].content
+
+
+@pytest.mark.slow  # starts an MCP server process
+async def test_the_agent_calls_the_time_server_and_the_model_sees_the_result() -> None:
+    async with McpServer(TIME_SERVER) as server:
+        assert [d.name for d in server.definitions] == ["get_current_time", "convert_time"]
+        assert json.loads(server.definitions[0].parameters)["required"] == ["timezone"]
+        assert server.definitions[0].idempotent  # the server hints read-only
+        model = ask_then_answer("get_current_time", {"timezone": "Asia/Tokyo"})
+        answer = await run_turn(model, server, "What time is it in Tokyo?")
+        mars = await run_turn(ask_then_answer("get_current_time", {"timezone": "Mars/Olympus"}), server, "And Mars?")
+
+    [_, second_call] = model.calls
+    result = second_call.entries[-1]
+    assert isinstance(result, ContextToolResult) and not result.is_error
+    shown = json.loads(result.content)
+    assert shown["timezone"] == "Asia/Tokyo"
+    assert datetime.fromisoformat(shown["datetime"]).utcoffset() == timedelta(hours=9)
+    assert answer == "result: " + result.content
+    # An isError result is a failure the model reads.
+    assert (
+        mars
+        == "failed: Error executing tool get_current_time: Invalid timezone: 'No time zone found with key Mars/Olympus'"
+    )
+    # The server process stopped with the block.
+    assert await server.call("get_current_time", '{"timezone":"UTC"}') == ToolFailure(
+        error=f"MCP server {' '.join(TIME_SERVER)!r} is not running (use it inside `async with`)"
+    )
+
+
+@pytest.mark.slow  # starts an MCP server process
+async def test_json_rpc_errors_and_a_dead_server_are_failures_not_crashes() -> None:
+    label = " ".join(FAILING_SERVER)
+    async with McpServer(FAILING_SERVER, prefix="x_", requires_approval={"crash"}) as server:
+        assert [(d.name, d.requires_approval) for d in server.definitions] == [
+            ("x_protocol_error", False),
+            ("x_crash", True),
+        ]
+        answer = await run_turn(ask_then_answer("x_protocol_error", {}), server, "Try it.")
+        assert answer == f"failed: tool 'x_protocol_error' failed on MCP server {label!r}: the backend is down"
+        crashed = await server.call("x_crash", "{}")
+        after = await server.call("x_protocol_error", "{}")
+    assert isinstance(crashed, ToolFailure) and crashed.error.startswith(
+        f"tool 'x_crash' failed on MCP server {label!r}: "
+    )
+    assert isinstance(after, ToolFailure)
+
+
+def test_bad_arguments_and_the_missing_extra_are_said_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="either a command"):
+        McpServer()
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    with pytest.raises(MissingExtra, match=r"pip install 'agent-core\[mcp\]'"):
+        McpServer(TIME_SERVER)
