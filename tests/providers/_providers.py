@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from agent_core import LlmContext
@@ -14,11 +14,11 @@ KEY = "sk-test-0123456789"
 
 
 class Provider(NamedTuple):
-    """How to build one adapter against the fake server and how that provider streams text."""
+    """How to build one adapter against the fake server, and how that provider streams a reply."""
 
     name: str
     build: Callable[..., Adapter]
-    text_reply: Callable[[Sequence[str]], Reply]
+    reply: Callable[..., Reply]
     origin: Callable[[FakeProviderServer], str]
 
 
@@ -31,8 +31,8 @@ def _anthropic(server: FakeProviderServer, **options: Any) -> Adapter:
 
 
 PROVIDERS = (
-    Provider("openai", _openai, lambda text: openai_reply(text), lambda s: f"OpenAI-compatible request to {s.url}/v1/"),
-    Provider("anthropic", _anthropic, lambda text: anthropic_reply(text), lambda s: f"Anthropic request to {s.url}"),
+    Provider("openai", _openai, openai_reply, lambda s: f"OpenAI-compatible request to {s.url}/v1/"),
+    Provider("anthropic", _anthropic, anthropic_reply, lambda s: f"Anthropic request to {s.url}"),
 )
 
 
