@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from immutables import Map
 from msgspec.structs import replace
 
-from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
+from .._inputs import CompleteReAct, ContinueReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
 from ._common import end_turn, exhaust, reject, require_thinking, settle
 
@@ -18,6 +19,57 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     """
     turn = require_thinking(state, inp)
     _validate(state, inp, turn)
+    observation = inp.observation
+    if isinstance(observation, ContinueReAct) and not turn.final_answer:
+        requests = observation.tool_calls
+        config = state.config
+        limit = config.max_tool_calls
+        if limit is None or turn.tool_call_count + len(requests) <= limit:
+            repeats, stuck = _count_repeats(turn, requests, config.max_identical_tool_calls)
+            if not stuck:
+                return settle(_continue(state, inp, turn, requests, repeats))
+    return _complete_or_guarded(state, inp, turn)
+
+
+def _continue(
+    state: AgentState,
+    inp: ReActObserved,
+    turn: Turn,
+    requests: dict[str, ToolCallRequest],
+    repeats: tuple[tuple[str, str, int], ...],
+) -> AgentState:
+    """The common case, no guard tripped: count the call and record its requests in one new turn
+    and one new state (each ``replace`` copies every field, so they are not chained)."""
+    step = state.step + 1
+    usage = inp.usage
+    calls, log, opened, awaiting = _records(state, turn, requests, step, inp.timestamp, "")
+    turn = replace(
+        turn,
+        model_calls=turn.model_calls + 1,
+        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
+        attempt=0,
+        context_rev=turn.context_rev + 1,
+        repeats=repeats,
+        tool_call_ids=turn.tool_call_ids + tuple(requests),
+        open_call_ids=opened,
+        awaiting_ids=awaiting,
+        tool_call_count=turn.tool_call_count + len(requests),
+    )
+    return replace(
+        state,
+        timestamp=inp.timestamp,
+        step=step,
+        turn=turn,
+        called_llm_at=inp.called_llm_at,
+        input_tokens=state.input_tokens + usage.input_tokens,
+        output_tokens=state.output_tokens + usage.output_tokens,
+        tool_calls=calls,
+        tool_call_log=log,
+    )
+
+
+def _complete_or_guarded(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
+    """Count the call, then close the turn as completed, or apply the guard that tripped."""
     step = state.step + 1
     usage = inp.usage
     spent = usage.input_tokens + usage.output_tokens
@@ -51,10 +103,9 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
             f"the turn's budget of {limit} tool calls is spent ({turn.tool_call_count} used, {len(requests)} asked)"
         )
         return exhaust(_record_requests(state, turn, requests, detail), "max-tool-calls", detail)
-    repeats, stuck = _count_repeats(turn, requests, state.config.max_identical_tool_calls)
-    if stuck:
-        return exhaust(_record_requests(state, turn, requests, stuck), "stuck", stuck)
-    return settle(_record_requests(state, replace(turn, repeats=repeats), requests))
+    _, stuck = _count_repeats(turn, requests, state.config.max_identical_tool_calls)
+    assert stuck, "on_re_act_observed records unguarded requests itself"
+    return exhaust(_record_requests(state, turn, requests, stuck), "stuck", stuck)
 
 
 def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
@@ -125,18 +176,32 @@ def _count_repeats(
     return tuple((name, parameters, n) for (name, parameters), n in counts.items()), ""
 
 
-def _record_requests(
-    state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], refused: str = ""
-) -> AgentState:
-    """Record a batch of requested calls in the turn.
+def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], refused: str) -> AgentState:
+    """Record a batch of requests that a guard refused (``refused`` says why) in the turn.
+
+    ``state`` already carries the input's timestamp and step.
+    """
+    calls, log, opened, awaiting = _records(state, turn, requests, state.step, state.timestamp, refused)
+    turn = replace(
+        turn,
+        tool_call_ids=turn.tool_call_ids + tuple(requests),
+        open_call_ids=opened,
+        awaiting_ids=awaiting,
+    )
+    return replace(state, tool_calls=calls, tool_call_log=log, turn=turn)
+
+
+def _records(
+    state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], step: int, at: int, refused: str
+) -> tuple[Map[str, ToolCallRecord], Map[int, str], tuple[str, ...], tuple[str, ...]]:
+    """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
     With ``refused`` (a guard tripped), every call is recorded completed with a
     failure saying why it was not run. Otherwise a call to an unknown tool is
     completed with a failure naming the registered tools, a call needing
     approval awaits a decision, and the rest are pending (to be run).
     """
-    calls, log = state.tool_calls, state.tool_call_log
-    position = len(log)
+    added: dict[str, ToolCallRecord] = {}
     opened, awaiting = turn.open_call_ids, turn.awaiting_ids
     tools = state.tools
     for call_id, request in requests.items():
@@ -156,27 +221,19 @@ def _record_requests(
         else:
             status = "pending"
             opened += (call_id,)
-        calls = calls.set(
-            call_id,
-            ToolCallRecord(
-                id=call_id,
-                name=request.name,
-                parameters=request.parameters,
-                status=status,
-                result=result,
-                turn=turn.number,
-                seq=state.step,
-                requested_at=state.timestamp,
-                completed_at=state.timestamp if result is not None else 0,
-            ),
+        added[call_id] = ToolCallRecord(
+            id=call_id,
+            name=request.name,
+            parameters=request.parameters,
+            status=status,
+            result=result,
+            turn=turn.number,
+            seq=step,
+            requested_at=at,
+            completed_at=at if result is not None else 0,
         )
-        log = log.set(position, call_id)
-        position += 1
-    turn = replace(
-        turn,
-        tool_call_ids=turn.tool_call_ids + tuple(requests),
-        open_call_ids=opened,
-        awaiting_ids=awaiting,
-        tool_call_count=turn.tool_call_count + (0 if refused else len(requests)),
-    )
-    return replace(state, tool_calls=calls, tool_call_log=log, turn=turn)
+    # One update per map: the batch shares the path copies a set per call would repeat.
+    log = state.tool_call_log
+    calls = state.tool_calls.update(added)
+    log = log.update(dict(enumerate(added, start=len(log))))
+    return calls, log, opened, awaiting
