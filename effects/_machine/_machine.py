@@ -62,7 +62,7 @@ class Machine(Generic[S, I, E]):
         self._subscribers = Subscribers()
         self._queue: deque[I] = deque()
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
-        self._live: set[EffectRun[I]] = set()  # every effect task not yet exited, cancelled ones included
+        self._active = 0  # effect tasks not yet exited (cancelled ones included) and not parked
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
@@ -133,6 +133,8 @@ class Machine(Generic[S, I, E]):
                 if self._changed is None:
                     self._changed = anyio.Event()
                 await self._changed.wait()
+                if self._tg is None:
+                    return  # the machine stopped meanwhile: nothing will progress any more
             # trio resumes the tasks woken in one pass in random order: two passes let them all run.
             await anyio.lowlevel.checkpoint()
             await anyio.lowlevel.checkpoint()
@@ -140,11 +142,12 @@ class Machine(Generic[S, I, E]):
                 return
 
     def _is_settled(self) -> bool:
-        return not self._queue and all(run.parked for run in self._live)
+        return not self._queue and not self._active
 
     def _notify(self) -> None:
-        """Wake whoever waits in :meth:`settled` to look again."""
-        if self._changed is not None:
+        """Wake whoever waits in :meth:`settled`, when there is something to see."""
+        # Checking here, not in the waiter, spares it a wake-up per batch and per effect end.
+        if self._changed is not None and self._is_settled():
             self._changed.set()
             self._changed = None
 
@@ -193,7 +196,9 @@ class Machine(Generic[S, I, E]):
             self._publish_all(self._core.stop(MACHINE_STOPPED))
             tg.cancel_scope.cancel(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
-            self._notify()
+            if self._changed is not None:  # release waiters of settled(), settled or not
+                self._changed.set()
+                self._changed = None
 
     async def _loop(self, tg: anyio.abc.TaskGroup) -> None:
         while True:
@@ -229,9 +234,9 @@ class Machine(Generic[S, I, E]):
             self._report_end(key, error)
             return
         assert self._tg is not None and self._schedule is not None
-        run: EffectRun[I] = EffectRun(key, eff, self.dispatch, self._schedule, self._notify)
+        run: EffectRun[I] = EffectRun(key, eff, self.dispatch, self._schedule, self._parked)
         self._runs[key] = run
-        self._live.add(run)
+        self._active += 1
         self._tg.start_soon(self._run, run, controller, name=f"effect {key}")
 
     async def _run(self, run: EffectRun[I], controller: Controller[I]) -> None:
@@ -245,7 +250,14 @@ class Machine(Generic[S, I, E]):
             self._ended(run, None)
         finally:
             leave_run(token)
-            self._live.discard(run)
+            if not run.parked:
+                self._active -= 1
+            run.done = True
+            self._notify()
+
+    def _parked(self, parked: bool) -> None:
+        self._active += -1 if parked else 1
+        if parked:
             self._notify()
 
     def _ended(self, run: EffectRun[I], error: Exception | None) -> None:

@@ -23,7 +23,18 @@ _CURRENT: ContextVar[EffectRun[Any] | None] = ContextVar("effects_machine_curren
 class EffectRun(Generic[I]):
     """The bookkeeping of one started effect: its cancel scope, whether it was cancelled, whether it is parked."""
 
-    __slots__ = ("cancelled", "dispatch_to", "effect", "key", "loop_thread", "on_parked", "parked", "schedule", "scope")
+    __slots__ = (
+        "cancelled",
+        "dispatch_to",
+        "done",
+        "effect",
+        "key",
+        "loop_thread",
+        "on_parked",
+        "parked",
+        "schedule",
+        "scope",
+    )
 
     def __init__(
         self,
@@ -31,16 +42,17 @@ class EffectRun(Generic[I]):
         effect: object,
         dispatch_to: Callable[[I], None],
         schedule: Callable[..., object],
-        on_parked: Callable[[], None],
+        on_parked: Callable[[bool], None],
     ) -> None:
         self.key = key
         self.effect = effect
         self.dispatch_to = dispatch_to
         self.schedule = schedule  # runs a callback on the loop thread, from any thread
-        self.on_parked = on_parked
+        self.on_parked = on_parked  # called with True when the run parks, False when it resumes
         self.loop_thread = threading.get_ident()
         self.scope = anyio.CancelScope()
         self.cancelled = False
+        self.done = False  # the task exited: parking reports from tasks that outlive it are ignored
         self.parked = 0
 
     def dispatch(self, inp: I) -> None:
@@ -57,6 +69,14 @@ class EffectRun(Generic[I]):
         """Cancel the run's task; from now on its dispatches are dropped."""
         self.cancelled = True
         self.scope.cancel(reason)
+
+    def park(self, delta: int) -> None:
+        """Enter (``+1``) or leave (``-1``) a :func:`parked` block; reports the transitions to the machine."""
+        if self.done:
+            return
+        self.parked += delta
+        if self.parked == (1 if delta > 0 else 0):
+            self.on_parked(delta > 0)
 
     def __repr__(self) -> str:
         state = "cancelled" if self.cancelled else "parked" if self.parked else "active"
@@ -81,13 +101,11 @@ async def parked() -> AsyncIterator[None]:
     if run is None:
         yield
         return
-    run.parked += 1
-    if run.parked == 1:
-        run.on_parked()
+    run.park(1)
     try:
         yield
     finally:
-        run.parked -= 1
+        run.park(-1)
 
 
 def enter_run(run: EffectRun[Any]) -> Token[EffectRun[Any] | None]:

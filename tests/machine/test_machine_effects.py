@@ -90,15 +90,16 @@ async def test_settled_counts_a_parked_effect_as_waiting_and_resumes_with_it() -
         dispatch(Inc(by=5))
 
     m, _ = machine(jobs={"w": waiter})
-    async with m.running():
-        m.dispatch(StartJob("w"))
-        await m.settled()
-        assert m.current() == Counter(jobs=("w",))
-        assert m.running_keys() == ("job:w",)
-        gate.set()  # the outside world moves; the effect is parked until it runs again
-        await m.settled()
-        assert m.current() == Counter(count=5, jobs=("w",))
-        assert m.running_keys() == ()
+    with anyio.fail_after(5):  # were parking ignored, settled() would wait forever
+        async with m.running():
+            m.dispatch(StartJob("w"))
+            await m.settled()
+            assert m.current() == Counter(jobs=("w",))
+            assert m.running_keys() == ("job:w",)
+            gate.set()  # the outside world moves; the effect is parked until it runs again
+            await m.settled()
+            assert m.current() == Counter(count=5, jobs=("w",))
+            assert m.running_keys() == ()
 
 
 async def test_settled_waits_for_an_effect_that_is_not_parked() -> None:
@@ -212,3 +213,39 @@ async def test_running_cannot_be_entered_twice_at_once() -> None:
         with pytest.raises(RuntimeError, match="already running"):
             async with m.running():
                 pass  # pragma: no cover
+
+
+async def test_effect_code_may_dispatch_from_a_worker_thread() -> None:
+    async def threaded(dispatch: Dispatch) -> None:
+        await anyio.to_thread.run_sync(dispatch, Inc(by=7))
+
+    m, _ = machine(jobs={"t": threaded})
+    async with m.running():
+        m.dispatch(StartJob("t"))
+        await m.settled()
+        assert m.current() == Counter(count=7, jobs=("t",))
+
+
+async def test_settled_returns_when_the_machine_stops_while_it_waits() -> None:
+    async def busy(dispatch: Dispatch) -> None:
+        await anyio.Event().wait()  # never parks, never ends: the machine cannot settle
+
+    def redispatch(event: MachineEvent) -> None:
+        if isinstance(event, EffectCanceled):
+            m.dispatch(Inc())  # queued while stopping, so the machine is not settled after the stop either
+
+    async def wait_for_settled() -> None:
+        await m.settled()
+        returned.append("settled")
+
+    m, _ = machine(jobs={"busy": busy})
+    m.subscribe(redispatch)
+    returned: list[str] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg, m.running():
+            m.dispatch(StartJob("busy"))
+            tg.start_soon(wait_for_settled)
+            await anyio.wait_all_tasks_blocked()
+            assert returned == []
+    assert returned == ["settled"]
+    assert m.current() == Counter(jobs=("busy",))  # the Inc waits for the next start
