@@ -79,8 +79,8 @@ def describe_outcome(outcome: ac.TurnOutcome | None) -> str:
     if outcome is None:
         return "no turn has ended yet"
     text = f"{outcome.kind} (turn {outcome.turn})"
-    if outcome.kind == "failed":
-        text += f": {outcome.reason}"
+    if outcome.reason and outcome.reason != outcome.kind:
+        text += f": {outcome.reason}"  # why it failed, or which budget a final answer followed
     if outcome.detail:
         text += f": {outcome.detail}"
     return text
