@@ -79,6 +79,9 @@ async def call_llm(rt: AgentRuntime, eff: CallLlm, state: AgentState, dispatch: 
     """Run one model call for ``state`` and dispatch what it produced."""
     called_at = rt.stamp()
     stream = _Stream(rt, dispatch)
+    if state.turn is not None and state.turn.streaming_message_id:
+        # A message left streaming by a crash: answer into it (the reducer refuses a second one).
+        stream.message_id = state.turn.streaming_message_id
     try:
         reply = await rt.model.complete(llm_context(state), stream.on_text)
     except ModelError as error:
