@@ -13,7 +13,7 @@ def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentSt
     """Attach the result to a pending or running call. When the last open call of the turn
     completes, the next model call is derived (or a budget guard ends the turn)."""
     call_id = inp.tool_call_id
-    record = find_call(state, inp, call_id)
+    record = state.tool_calls.get(call_id) or find_call(state, inp, call_id)
     status = record.status
     if status != "running" and status != "pending":
         reject(
@@ -25,7 +25,11 @@ def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentSt
         )
     turn = state.turn
     assert turn is not None  # open calls exist only in an open turn
-    opened = tuple(i for i in turn.open_call_ids if i != call_id)
+    # An open call is listed once in open_call_ids (an invariant); slicing it out
+    # costs a fraction of filtering the tuple through a generator.
+    open_ids = turn.open_call_ids
+    position = open_ids.index(call_id)
+    opened = open_ids[:position] + open_ids[position + 1 :]
     state = replace(
         state,
         timestamp=inp.timestamp,

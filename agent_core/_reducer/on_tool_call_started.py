@@ -11,7 +11,8 @@ from ._common import find_call, reject
 
 def on_tool_call_started(state: AgentState, inp: ToolCallStarted) -> AgentState:
     """Mark a pending call running."""
-    record = find_call(state, inp, inp.tool_call_id)
+    # A record is always truthy, so `or` reaches find_call (which rejects) only for an unknown id.
+    record = state.tool_calls.get(inp.tool_call_id) or find_call(state, inp, inp.tool_call_id)
     if record.status != "pending":
         reject(
             state,
