@@ -11,6 +11,7 @@ from collections.abc import Sequence
 # ``register(subparsers)`` which adds its parser and sets ``func`` (returns the exit code).
 _COMMANDS = (
     # (subcommand modules)
+    "run",
 )
 
 

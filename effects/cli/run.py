@@ -1,0 +1,127 @@
+"""``agent-core run``: run the offline demo session and print it as it happens.
+
+A scripted model and three example tools (a calculator, a clock, a small
+knowledge base) play a three-turn conversation: parallel tool calls, a call
+with a bad argument that the model fixes, a tool failure, streamed answers.
+Nothing leaves the machine. The session's clock and ids are fixed by default,
+so the final state hash is the same on every run: replaying the log
+(``--log``) must reproduce it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+
+from agent_core import AgentInput, encode_log, phase, state_hash
+
+from .._agent import Agent, RandomIds, SequentialIds
+from .._clock import Clock, ManualClock, SystemClock
+from .._machine import InputReceived, MachineEvent
+from .._scripted import ScriptedModel
+from ..demo import CONFIG, QUESTIONS, demo_script, demo_tools
+from ._transcript import Transcript
+
+DEMO_START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the fixed clock's start
+PAUSE_MS = 15_000  # the fixed clock moves this much between turns, as if the user typed
+
+DESCRIPTION = """\
+Run the offline demo session and print it as it happens.
+
+A scripted model and three example tools (a calculator, a clock, a small
+knowledge base) play a three-turn conversation: parallel tool calls, a call
+with a bad argument that the model fixes, a tool failure, streamed answers.
+Nothing leaves the machine. The clock and ids are fixed by default, so the
+final state hash is the same on every run, and replaying the log (--log)
+reproduces it."""
+
+EPILOG = """\
+what to look at:
+  user >       a user message (user-message-received)
+  assistant >  the model's answer, streamed in chunks; only the whole text is logged
+  ->           a tool call the model asked for; calls asked together run in parallel
+  <-           a tool's result, or the failure the model reads (and recovers from)
+  = turn N     how the turn ended (completed, failed, cancelled)
+
+examples:
+  agent-core run                       the demo, deterministic: same hash every time
+  agent-core run --log demo.jsonl      also write the log of inputs (JSON lines)
+  agent-core run --chunk-size 4        stream the answers in 4-character chunks
+  agent-core run --wall-clock          stamp inputs with the real time (the hash changes)
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``run`` subcommand."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run the offline demo session and print it as it happens",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--log", type=Path, metavar="FILE", help="write the session's inputs to FILE (JSON lines)")
+    parser.add_argument(
+        "--chunk-size", type=int, default=0, metavar="N", help="stream answers in N-character chunks (default: words)"
+    )
+    parser.add_argument(
+        "--wall-clock", action="store_true", help="use the real clock and random ids instead of fixed ones"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run the demo session, print its transcript and summary; returns the exit code."""
+    stream = out if out is not None else sys.stdout
+    if args.chunk_size < 0:
+        print(f"agent-core run: --chunk-size must be 0 or more, got {args.chunk_size}", file=sys.stderr)
+        return 2
+    inputs: list[AgentInput] = []
+    state = anyio.run(_session, args, stream, inputs)
+    if args.log is not None:
+        args.log.write_bytes(encode_log(inputs))
+    stream.write(f"\nphase: {phase(state).value}\n")
+    outcome = state.last_outcome
+    stream.write(f"last outcome: {outcome.kind if outcome else 'none'}\n")
+    stream.write(f"inputs: {state.step} (turns: {state.turns}, tool calls: {len(state.tool_calls)})\n")
+    if args.log is not None:
+        stream.write(f"log: {args.log}\n")
+    stream.write(f"state hash: {state_hash(state)}\n")
+    return 0
+
+
+async def _session(args: argparse.Namespace, out: TextIO, inputs: list[AgentInput]) -> Any:
+    clock: Clock = SystemClock() if args.wall_clock else ManualClock(DEMO_START_MS)
+    agent = Agent(
+        ScriptedModel(demo_script(), chunk_size=args.chunk_size),
+        tools=demo_tools(clock),
+        config=CONFIG,
+        clock=clock,
+        ids=RandomIds() if args.wall_clock else SequentialIds(),
+        session_id=None if args.wall_clock else "demo",
+    )
+
+    def keep(event: MachineEvent) -> None:
+        if isinstance(event, InputReceived):
+            inputs.append(event.input)
+
+    def write(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    tools = ", ".join(agent.toolbox.names())
+    write("agent-core run: a scripted model and local tools, offline\n")
+    write(f"tools: {tools}\n")
+    async with agent.running() as session:
+        session.subscribe(keep)
+        session.subscribe(Transcript(write))
+        for question in QUESTIONS:
+            session.send(question)
+            await session.settled()
+            if isinstance(clock, ManualClock):
+                clock.advance(PAUSE_MS)
+        return session.state
