@@ -119,7 +119,8 @@ def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Map[in
 def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
     """Append the user message(s) ``new`` and open a turn whose window shows at least all of them.
 
-    ``state`` already carries the input's timestamp and step.
+    A budget already spent at the start (``max_model_calls=0``, ``max_tokens=0``)
+    trips at once. ``state`` already carries the input's timestamp and step.
     """
     messages, index = append_messages(state, new)
     config = state.config
@@ -127,7 +128,8 @@ def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
     window = min(max(config.initial_context_window, len(new)), len(messages))
     deadline = state.timestamp + config.max_turn_ms if config.max_turn_ms is not None else None
     turn = Turn(number=number, started_at=state.timestamp, context_window_size=window, deadline=deadline)
-    return replace(state, messages=messages, message_index=index, turn=turn, turns=number)
+    # The turn's first model call is derived now, so the budgets apply to it too (a budget of 0).
+    return settle(replace(state, messages=messages, message_index=index, turn=turn, turns=number))
 
 
 def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, ToolCallRecord]:
