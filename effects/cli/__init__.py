@@ -12,6 +12,7 @@ from collections.abc import Sequence
 _COMMANDS = (
     # (subcommand modules)
     "run",
+    "chat",
 )
 
 

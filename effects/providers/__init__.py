@@ -8,12 +8,14 @@ the extra to install when one is absent.
 
 from ._extras import MissingExtra
 from .anthropic import AnthropicModel
+from .demo import DEMO_TOOLS, demo_model
 from .fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from .fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
 from .mcp import McpServer, McpTool
 from .openai import OpenAIModel
 
 __all__ = [
+    "DEMO_TOOLS",
     "HOLD",
     "AnthropicModel",
     "FakeProviderServer",
@@ -26,6 +28,7 @@ __all__ = [
     "Reply",
     "anthropic_reply",
     "anthropic_stream",
+    "demo_model",
     "error_reply",
     "openai_reply",
     "openai_stream",

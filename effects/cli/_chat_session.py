@@ -1,0 +1,161 @@
+"""The machinery under ``agent-core chat``: a session held open on an event loop in a background
+thread, and a printer that shows what the session does as it happens.
+
+The terminal stays in the main thread, so ``input()`` and Ctrl-C behave as
+people expect there (Ctrl-C raises ``KeyboardInterrupt`` in the main thread,
+never inside the agent's loop); the session's methods run on its loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TextIO, TypeVar
+
+import anyio
+
+from agent_core import (
+    AgentState,
+    ContinueReAct,
+    LlmCallFailed,
+    LlmMessageCompleted,
+    ReActCancelled,
+    ReActObserved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolFailure,
+)
+from effects import MachineEvent, Session, StateUpdated, TextDelta
+
+T = TypeVar("T")
+_SHOWN = 300
+
+
+class BackgroundSession:
+    """An event loop in a daemon thread that keeps ``open_session()`` entered until :meth:`close`."""
+
+    def __init__(self, open_session: Callable[[], AbstractAsyncContextManager[Session]]) -> None:
+        self._open = open_session
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="agent-core-chat", daemon=True)
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._held: Future[None] | None = None
+        self.session: Session | None = None
+
+    def start(self) -> Session:
+        """Open the session on the loop; raises what opening it raised."""
+        self._thread.start()
+        self._held = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
+        self._held.add_done_callback(lambda _: self._ready.set())
+        self._ready.wait()
+        if self.session is None:
+            self._held.result()  # raises the failure
+            raise RuntimeError("the chat session ended before it started")
+        return self.session
+
+    async def _hold(self) -> None:
+        self._stop = asyncio.Event()
+        async with self._open() as session:
+            self.session = session
+            self._ready.set()
+            await self._stop.wait()
+
+    def run(self, work: Callable[[], Coroutine[Any, Any, T]]) -> Future[T]:
+        """Run ``work()`` on the loop; wait on the returned future (Ctrl-C interrupts the wait, not the work)."""
+        return asyncio.run_coroutine_threadsafe(work(), self._loop)
+
+    def call(self, action: Callable[[], object]) -> None:
+        """Run ``action`` on the loop soon (session methods must run there)."""
+        self._loop.call_soon_threadsafe(action)
+
+    def close(self) -> None:
+        """Leave the session (effects are cancelled, the log closed) and stop the loop."""
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._held is not None:
+            self._held.result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+async def until_turn_waits(session: Session) -> AgentState:
+    """Wait until the turn is over or waits for an approval (a retry backoff or deadline timer is waited out)."""
+    while True:
+        await session.settled()
+        if session.phase not in ("retrying", "thinking", "acting"):
+            return session.state
+        await _next_state(session)
+
+
+async def _next_state(session: Session) -> None:
+    """Wait for the session's next state (the timer that was left fired)."""
+    changed = anyio.Event()
+
+    def on_event(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated):
+            changed.set()
+
+    unsubscribe = session.subscribe(on_event)
+    try:
+        await changed.wait()
+    finally:
+        unsubscribe()
+
+
+def shorten(text: str, limit: int = _SHOWN) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class Printer:
+    """A session subscriber that writes the conversation to ``out`` as it happens (runs on the loop)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._open_message = False
+
+    def write(self, text: str) -> None:
+        """Write and flush at once: the text is streaming."""
+        self.out.write(text)
+        self.out.flush()
+
+    def __call__(self, event: MachineEvent) -> None:
+        if isinstance(event, TextDelta):
+            if not self._open_message:
+                self.write("agent> ")
+                self._open_message = True
+            self.write(event.text)
+        elif isinstance(event, StateUpdated):
+            self._show(event.input, event.state)
+
+    def _end_message(self) -> None:
+        if self._open_message:
+            self.write("\n")
+            self._open_message = False
+
+    def _show(self, inp: object, state: AgentState) -> None:
+        if isinstance(inp, LlmMessageCompleted):
+            self._end_message()
+        elif isinstance(inp, ReActObserved) and isinstance(inp.observation, ContinueReAct):
+            for request in inp.observation.tool_calls.values():
+                self.write(f"  -> {request.name}({shorten(request.parameters)})\n")
+        elif isinstance(inp, (ToolCallCompleted, ToolCallDenied)):
+            record = state.tool_calls[inp.tool_call_id]
+            result = record.result
+            if isinstance(result, ToolFailure):
+                self.write(f"  <- {record.name} failed: {shorten(result.error)}\n")
+            elif result is not None:
+                self.write(f"  <- {record.name}: {shorten(result.content)}\n")
+        elif isinstance(inp, LlmCallFailed):
+            self._end_message()
+            then = "will retry" if inp.retryable else "not retryable"
+            self.write(f"  ! model call failed ({then}): {shorten(inp.error)}\n")
+        elif isinstance(inp, ReActCancelled):
+            self._end_message()
+            self.write("[turn cancelled]\n")

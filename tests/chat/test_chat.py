@@ -1,0 +1,145 @@
+"""``agent-core chat`` driven as a person would, in a pseudo-terminal, against a scripted provider."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agent_core import ToolSuccess
+from effects import SqliteStore, load_state, timeline
+from effects.providers import HOLD, FakeProviderServer, FakeToolCall, Reply, openai_reply, openai_stream
+
+pytestmark = pytest.mark.slow  # each test starts the command line in a new process
+
+TOOLS = '''
+from pathlib import Path
+from effects import tool
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    Path(path).unlink()
+    return f"deleted {path}"
+'''
+
+
+@pytest.fixture
+def server() -> Iterator[FakeProviderServer]:
+    with FakeProviderServer() as fake:
+        yield fake
+
+
+def chat(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+    """``agent-core chat`` in a pseudo-terminal, in ``tmp_path``, with a clean environment."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "AGENT_CORE_"))}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "effects", "chat", *args],
+        cwd=str(tmp_path),
+        env={**clean, "PYTHONUNBUFFERED": "1", **(env or {})},
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    return child
+
+
+def ended(child: pexpect.spawn) -> int:
+    child.expect(pexpect.EOF)
+    child.close()
+    return int(child.exitstatus or 0)
+
+
+def test_stream_approve_a_tool_interrupt_a_turn_and_resume(tmp_path: Path, server: FakeProviderServer) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "notes.txt").write_text("old notes")
+    counting = openai_stream(["Counting: 1, ", "2, "])
+    server.enqueue(
+        openai_reply(
+            ["I will delete ", "it."], [FakeToolCall("call_rm", "delete_file", ['{"path": ', '"notes.txt"}'])]
+        ),
+        openai_reply(["Deleted ", "notes.txt."]),
+        Reply.stream([*counting[:3], HOLD, *counting[3:]]),
+        openai_reply(["Still ", "here."]),
+    )
+    flags = ["--provider", "openai", "--base-url", server.url + "/v1", "--model", "test-model", "--tools", "tools.py"]
+    child = chat(tmp_path, *flags, "--session", "s1", env={"OPENAI_API_KEY": "sk-test"})
+
+    child.sendline("Please delete notes.txt")
+    child.expect_exact("agent> I will delete it.")
+    child.expect_exact('-> delete_file({"path": "notes.txt"})')
+    child.expect_exact('Allow delete_file({"path": "notes.txt"})? [y/N] ')
+    assert (tmp_path / "notes.txt").exists()
+    child.sendline("y")
+    child.expect_exact("<- delete_file: deleted notes.txt")
+    child.expect_exact("agent> Deleted notes.txt.")
+    child.expect("you> ")
+    assert not (tmp_path / "notes.txt").exists()
+
+    child.sendline("Count to a million")
+    child.expect_exact("agent> Counting: 1, 2, ")
+    assert server.held.wait(10)
+    child.sendintr()
+    child.expect_exact("[turn cancelled]")
+    child.expect("you> ")
+    assert server.disconnected.wait(10), "cancelling the turn closes the model's HTTP stream"
+
+    child.sendline("Are you there?")
+    child.expect_exact("agent> Still here.")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect_exact("Resume with: agent-core chat --session s1")
+    assert ended(child) == 0
+
+    store = SqliteStore(tmp_path / "agent-core.db", readonly=True)
+    state = load_state(store, "s1")
+    types = [entry.type for entry in timeline(store, "s1")]
+    store.close()
+    assert "re-act-cancelled" in types
+    assert [m.content for m in state.messages.values()][-2:] == ["Are you there?", "Still here."]
+    assert state.tool_calls["call_rm"].result == ToolSuccess(content="deleted notes.txt")
+    fourth = server.requests[3].body["messages"]
+    assert {"role": "tool", "tool_call_id": "call_rm", "content": "deleted notes.txt"} not in fourth  # a past turn
+    assert fourth[-1] == {"role": "user", "content": "Are you there?"}
+
+    server.enqueue(openai_reply(["Welcome back."]))
+    child = chat(tmp_path, *flags, "--session", "s1", env={"OPENAI_API_KEY": "sk-test"})
+    assert "  you: Are you there?\r\n  agent: Still here.\r\n" in child.before
+    child.sendline("Hello again")
+    child.expect_exact("agent> Welcome back.")
+    child.expect("you> ")
+    child.sendintr()  # Ctrl-C at the prompt ends the chat
+    assert ended(child) == 0
+    assert server.requests[4].body["messages"][-3:] == [
+        {"role": "user", "content": "Are you there?"},
+        {"role": "assistant", "content": "Still here."},
+        {"role": "user", "content": "Hello again"},
+    ]
+
+
+def test_without_a_model_it_explains_and_offers_the_demo(tmp_path: Path) -> None:
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "effects", "chat"],
+        cwd=str(tmp_path),
+        env={k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "AGENT_CORE_"))},
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect_exact("No model is configured.")
+    child.expect_exact("--base-url URL")
+    child.expect_exact("Try the scripted demo model now? [y/N] ")
+    child.sendline("y")
+    child.expect("you> ")
+    child.sendline("what is 2 + 3?")
+    child.expect_exact("-> add(")
+    child.expect_exact("agent> The tool add answered: 5")
+    child.expect("you> ")
+    child.sendeof()
+    assert ended(child) == 0
