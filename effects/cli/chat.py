@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from agent_core import AgentConfig, AgentState
-from effects import Model, Session, SqliteStore, Tool, open_session
-from effects.providers import DEMO_TOOLS, AnthropicModel, McpServer, MissingExtra, OpenAIModel, demo_model
+from effects import Model, Session, SqliteStore, SystemClock, Tool, open_session
+from effects.providers import AnthropicModel, McpServer, MissingExtra, OpenAIModel, chat_demo_model, chat_demo_tools
 
 from ._chat_session import BackgroundSession, Printer, shorten, until_turn_waits
 
 DEFAULT_DB = "agent-core.db"
+CLOCK = SystemClock()
+"""The chat's clock: the session stamps inputs with it and the demo's ``current_time`` reads it."""
 NOT_CONFIGURED = """\
 No model is configured. Choose one with flags or environment variables:
   --provider openai|anthropic   AGENT_CORE_PROVIDER   (default: openai)
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         print(NOT_CONFIGURED)
         if not (sys.stdin.isatty() and _ask("Try the scripted demo model now? [y/N] ")):
             return 2
-        model, label, tools = demo_model(), "the scripted demo model", [*DEMO_TOOLS, *tools]
+        model, label, tools = chat_demo_model(), "the scripted demo model", [*chat_demo_tools(CLOCK), *tools]
     session_id = args.session or f"chat-{uuid.uuid4().hex[:8]}"
     opener = _opener(args, model, tools, session_id)
     background = BackgroundSession(opener)
@@ -94,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 def _configure(args: argparse.Namespace) -> tuple[Model | None, str, list[Tool[..., Any]]]:
     """The model the flags and environment ask for (``None`` when no model is named)."""
     if args.demo:
-        return demo_model(), "the scripted demo model", list(DEMO_TOOLS)
+        return chat_demo_model(), "the scripted demo model", chat_demo_tools(CLOCK)
     if not args.model:
         return None, "", []
     provider = args.provider or ("anthropic" if _only_anthropic_key() else "openai")
@@ -134,7 +136,7 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
             stack.callback(store.close)
             config = AgentConfig(system_prompt=args.system)
             session = await stack.enter_async_context(
-                open_session(store, session_id, model, tools=all_tools, config=config)
+                open_session(store, session_id, model, tools=all_tools, config=config, clock=CLOCK)
             )
             session.subscribe(Printer(sys.stdout))
             yield session
@@ -188,7 +190,7 @@ def _decide(background: BackgroundSession, session: Session, state: AgentState) 
         if _ask(f"Allow {record.name}({shorten(record.parameters)})? [y/N] "):
             background.call(functools.partial(session.approve, call_id))
         else:
-            background.call(functools.partial(session.deny, call_id, "the user said no"))
+            background.call(functools.partial(session.deny, call_id, "declined at the prompt"))
 
 
 def _ask(question: str) -> bool:

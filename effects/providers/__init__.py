@@ -8,14 +8,13 @@ the extra to install when one is absent.
 
 from ._extras import MissingExtra
 from .anthropic import AnthropicModel
-from .demo import DEMO_TOOLS, demo_model
+from .demo import chat_demo_model, chat_demo_tools
 from .fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from .fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
 from .mcp import McpServer, McpTool
 from .openai import OpenAIModel
 
 __all__ = [
-    "DEMO_TOOLS",
     "HOLD",
     "AnthropicModel",
     "FakeProviderServer",
@@ -28,7 +27,8 @@ __all__ = [
     "Reply",
     "anthropic_reply",
     "anthropic_stream",
-    "demo_model",
+    "chat_demo_model",
+    "chat_demo_tools",
     "error_reply",
     "openai_reply",
     "openai_stream",

@@ -1,9 +1,11 @@
-"""A scripted demo model and its tools, to try ``agent-core chat --demo`` with no provider configured.
+"""The interactive demo model behind ``agent-core chat --demo``: try the chat with no provider configured.
 
-The model is a :class:`~effects.ScriptedModel` driven by a function of the
-context: it adds numbers with the ``add`` tool (``what is 2 + 3?``), saves
-notes with ``save_note``, which needs the user's approval (``remember: buy
-milk``), and otherwise says what it can do. Deterministic and offline.
+A :class:`~effects.ScriptedModel` driven by a function of the context, using
+the tools of :mod:`effects.demo` (``calculate``, ``current_time``,
+``search_notes``) plus ``save_note``, which needs the user's approval. It
+calculates (``what is 17 * 23?``), tells the time, looks up notes
+(``how does resume work?``), saves notes (``remember: buy milk``) and
+otherwise says what it can do. Deterministic and offline.
 """
 
 from __future__ import annotations
@@ -13,63 +15,62 @@ from typing import Any
 
 from agent_core import ContextMessage, ContextToolResult, LlmContext
 
+from .._clock import Clock
 from .._model import ModelReply
 from .._scripted import ScriptedModel, call_tools, say
 from .._tools import Tool, tool
+from ..demo import NOTES, demo_tools
 
 HELP = (
-    "I am the scripted demo model. Ask me to add numbers ('what is 2 + 3?') or to remember something "
-    "('remember: buy milk', which asks for your approval). For a real model, pass --provider, --model and "
-    "--base-url (or set AGENT_CORE_PROVIDER, AGENT_CORE_MODEL, AGENT_CORE_BASE_URL)."
+    "I am the scripted demo model. I can calculate ('what is 17 * 23 + 4?'), tell the time, look up how "
+    "agent-core works ('how does resume work?') and remember things ('remember: buy milk', which asks for "
+    "your approval). For a real model, pass --provider, --model and --base-url."
 )
 """What the demo model says to anything it does not understand."""
 
-_NOTES: list[str] = []
-
-
-@tool
-def add(a: float, b: float) -> float | int:
-    """Add two numbers.
-
-    Args:
-        a: the first number
-        b: the second number
-    """
-    total = a + b
-    return int(total) if total.is_integer() else total
+_EXPRESSION = re.compile(r"[\d(][\d\s+\-*/%().]*[\d)]")
+_NOTE = re.compile(r"\s*(?:remember|note)\b[\s:,-]*(.+)", re.IGNORECASE | re.DOTALL)
+_saved: list[str] = []
 
 
 @tool(requires_approval=True)
 def save_note(text: str) -> str:
-    """Save a note for later (asks the user first).
+    """Save a note for later (the user approves each note).
 
     Args:
         text: what to remember
     """
-    _NOTES.append(text)
-    return f"saved note {len(_NOTES)}: {text}"
+    _saved.append(text)
+    return f"saved note {len(_saved)}: {text}"
 
 
-DEMO_TOOLS: tuple[Tool[..., Any], ...] = (add, save_note)
-"""The tools the demo model calls."""
+def chat_demo_tools(clock: Clock) -> list[Tool[..., Any]]:
+    """The demo's tools (``current_time`` reads ``clock``) and ``save_note``."""
+    return [*demo_tools(clock), save_note]
 
 
-def demo_model() -> ScriptedModel:
-    """The demo model (see the module docstring)."""
+def chat_demo_model() -> ScriptedModel:
+    """The interactive demo model (see the module docstring); give it :func:`chat_demo_tools`."""
     return ScriptedModel(_answer)
 
 
 def _answer(context: LlmContext) -> ModelReply:
     last = context.entries[-1] if context.entries else None
     if isinstance(last, ContextToolResult):
-        verb = "failed" if last.is_error else "answered"
-        return say(f"The tool {last.name} {verb}: {last.content}")
+        results = [e for e in context.entries if isinstance(e, ContextToolResult)]
+        said = "; ".join(f"{r.name} {'failed' if r.is_error else 'says'}: {r.content}" for r in results)
+        return say(f"Here is what I found. {said}")
     question = last.content if isinstance(last, ContextMessage) else ""
-    numbers = re.findall(r"-?\d+(?:\.\d+)?", question)
-    if "+" in question and len(numbers) >= 2:
-        a, b = (float(n) if "." in n else int(n) for n in numbers[:2])
-        return call_tools(("add", {"a": a, "b": b}), text="Let me add those. ")
-    note = re.match(r"\s*(?:remember|note)\b[\s:,-]*(.+)", question, re.IGNORECASE | re.DOTALL)
+    note = _NOTE.match(question)
     if note:
         return call_tools(("save_note", {"text": note.group(1).strip()}), text="I'll save that note. ")
-    return say(HELP)
+    calls: list[tuple[str, dict[str, Any]]] = []
+    expression = _EXPRESSION.search(question)
+    if expression and any(op in expression.group() for op in "+-*/%"):
+        calls.append(("calculate", {"expression": expression.group().strip()}))
+    if "time" in question.lower():
+        calls.append(("current_time", {}))
+    topic = next((t for t in NOTES if t in question.lower()), None)
+    if topic:
+        calls.append(("search_notes", {"query": topic, "limit": 1}))
+    return call_tools(*calls, text="Let me check. ") if calls else say(HELP)

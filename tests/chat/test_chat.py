@@ -138,8 +138,8 @@ def test_without_a_model_it_explains_and_offers_the_demo(tmp_path: Path) -> None
     child.sendline("y")
     child.expect("you> ")
     child.sendline("what is 2 + 3?")
-    child.expect_exact("-> add(")
-    child.expect_exact("agent> The tool add answered: 5")
+    child.expect_exact('-> calculate({"expression":"2 + 3"})')
+    child.expect_exact("agent> Here is what I found. calculate says: 5")
     child.expect("you> ")
     child.sendeof()
     assert ended(child) == 0
