@@ -65,7 +65,7 @@ def require_new_message_id(state: AgentState, inp: AgentInput, message_id: str) 
     """Message ids are unique across the session, queued messages included."""
     if not message_id:
         reject(state, inp, "empty-id", "message-id-present", "expected a non-empty message_id, got an empty string")
-    if message_id in state.message_index or any(m.id == message_id for m in state.queued):
+    if message_id in state.message_index or (state.queued and any(m.id == message_id for m in state.queued)):
         reject(
             state,
             inp,
@@ -105,8 +105,16 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
     return record, state.turn
 
 
+def append_message(state: AgentState, message: Message) -> tuple[Map[int, Message], Map[str, int]]:
+    """The message maps with ``message`` appended (the common case of :func:`append_messages`)."""
+    position = len(state.messages)
+    return state.messages.set(position, message), state.message_index.set(message.id, position)
+
+
 def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Map[int, Message], Map[str, int]]:
     """The message maps with ``new`` appended in order."""
+    if len(new) == 1:
+        return append_message(state, new[0])
     messages, index = state.messages, state.message_index
     n = len(messages)
     for message in new:

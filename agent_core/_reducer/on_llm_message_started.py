@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import LlmMessageStarted
 from .._state import AgentState, Message
-from ._common import append_messages, reject, require_new_message_id, require_thinking
+from ._common import append_message, reject, require_new_message_id, require_thinking
 
 
 def on_llm_message_started(state: AgentState, inp: LlmMessageStarted) -> AgentState:
@@ -24,7 +24,7 @@ def on_llm_message_started(state: AgentState, inp: LlmMessageStarted) -> AgentSt
     require_new_message_id(state, inp, inp.message_id)
     step = state.step + 1
     message = Message(id=inp.message_id, role="assistant", content="", streaming=True, seq=step, at=inp.timestamp)
-    messages, index = append_messages(state, (message,))
+    messages, index = append_message(state, message)
     return replace(
         state,
         timestamp=inp.timestamp,
