@@ -36,7 +36,7 @@ def _continue(
     inp: ReActObserved,
     turn: Turn,
     requests: dict[str, ToolCallRequest],
-    repeats: tuple[tuple[str, str, int], ...],
+    repeats: Repeats,
 ) -> AgentState:
     """The common case, no guard tripped: count the call and record its requests in one new turn
     and one new state (each ``replace`` copies every field, so they are not chained)."""
@@ -161,19 +161,37 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             )
 
 
-def _count_repeats(
-    turn: Turn, requests: dict[str, ToolCallRequest], threshold: int
-) -> tuple[tuple[tuple[str, str, int], ...], str]:
-    counts = {(name, parameters): n for name, parameters, n in turn.repeats}
+Repeats = tuple[tuple[str, str, int], ...]
+
+# The counts behind the last repeats tuple built, so the next batch of the same turn
+# starts from them instead of rebuilding a dict of every (tool, parameters) pair the
+# turn asked for (a cost that grows with the turn). A one-entry cache keyed by the
+# identity of the tuple it made (which it keeps alive): results never depend on it.
+_last_counts: tuple[Repeats, dict[tuple[str, str], int]] = ((), {})
+
+
+def _count_repeats(turn: Turn, requests: dict[str, ToolCallRequest], threshold: int) -> tuple[Repeats, str]:
+    global _last_counts
+    repeats = turn.repeats
+    built, cached = _last_counts
+    counts = dict(cached) if built is repeats else {(name, parameters): n for name, parameters, n in repeats}
+    appended: list[tuple[str, str, int]] = []
     for request in requests.values():
         key = (request.name, request.parameters)
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] >= threshold:
+        n = counts.get(key, 0) + 1
+        counts[key] = n
+        if n >= threshold:
             return (), (
-                f"tool {request.name!r} was asked {counts[key]} times in this turn with the same parameters "
+                f"tool {request.name!r} was asked {n} times in this turn with the same parameters "
                 f"{request.parameters}; the agent looks stuck"
             )
-    return tuple((name, parameters, n) for (name, parameters), n in counts.items()), ""
+        appended.append((request.name, request.parameters, n))
+    if all(n == 1 for _, _, n in appended):
+        result = repeats + tuple(appended)  # only new pairs: they go last, in the order asked
+    else:
+        result = tuple((name, parameters, n) for (name, parameters), n in counts.items())
+    _last_counts = (result, counts)
+    return result, ""
 
 
 def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], refused: str) -> AgentState:
