@@ -129,6 +129,9 @@ class FakeProviderServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY, as real servers set: with Nagle's algorithm a stream of small
+    # event writes stalls on the client's delayed ACKs (tens of ms per response).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read requests, not logs
         return
