@@ -1,8 +1,14 @@
-"""An MCP server (stdio) whose tools fail the ways servers do: a JSON-RPC error, a crash mid-call."""
+"""An MCP server whose tools fail the ways servers do: a JSON-RPC error, a crash mid-call.
+
+Over stdio by default; with ``--http`` over streamable HTTP on a free loopback
+port, whose URL it prints on the first line of its output once it listens.
+"""
 
 from __future__ import annotations
 
 import os
+import socket
+import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
@@ -20,5 +26,19 @@ def crash() -> str:
     os._exit(3)
 
 
+def serve_http() -> None:
+    import uvicorn
+
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    print(f"http://127.0.0.1:{listening.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    uvicorn.Server(config).run(sockets=[listening])
+
+
 if __name__ == "__main__":
-    server.run()
+    if "--http" in sys.argv:
+        serve_http()
+    else:
+        server.run()

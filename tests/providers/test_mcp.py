@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -100,3 +101,17 @@ def test_bad_arguments_and_the_missing_extra_are_said_clearly(monkeypatch: pytes
     monkeypatch.setitem(sys.modules, "mcp", None)
     with pytest.raises(MissingExtra, match=r"pip install 'agent-core\[mcp\]'"):
         McpServer(TIME_SERVER)
+
+
+@pytest.mark.slow  # starts an MCP server process
+async def test_a_streamable_http_server_works_the_same() -> None:
+    with subprocess.Popen([*FAILING_SERVER, "--http"], stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().strip()
+            async with McpServer(url=url) as server:
+                assert [d.name for d in server.definitions] == ["protocol_error", "crash"]
+                result = await server.call("protocol_error", "{}")
+        finally:
+            process.terminate()
+    assert result == ToolFailure(error=f"tool 'protocol_error' failed on MCP server {url!r}: the backend is down")
