@@ -43,10 +43,13 @@ _WORDS = re.compile(r"\S+\s*|\s+")
 class ScriptedModel:
     """A :class:`~effects.Model` that answers from a script; deterministic, instant, offline.
 
-    ``calls`` keeps every context the model was asked with, for assertions.
+    ``calls`` keeps every context the model was asked with, for assertions
+    (``keep_calls=False`` keeps none, for long runs such as benchmarks).
     """
 
-    def __init__(self, script: Script, *, chunk_size: int = 0, estimate_usage: bool = True) -> None:
+    def __init__(
+        self, script: Script, *, chunk_size: int = 0, estimate_usage: bool = True, keep_calls: bool = True
+    ) -> None:
         if chunk_size < 0:
             raise ValueError(f"expected chunk_size >= 0 (0: word-sized chunks), got {chunk_size}")
         self._script = script
@@ -54,6 +57,7 @@ class ScriptedModel:
         self._next_id = 1
         self._chunk_size = chunk_size
         self._estimate_usage = estimate_usage
+        self._keep_calls = keep_calls
         self.calls: list[LlmContext] = []
 
     @property
@@ -63,7 +67,8 @@ class ScriptedModel:
 
     async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
         """Deliver the next step: stream its text, return its reply, or raise its exception."""
-        self.calls.append(context)
+        if self._keep_calls:
+            self.calls.append(context)
         outcome = self._outcome(context)
         if isinstance(outcome, BaseException):
             self._position += 1

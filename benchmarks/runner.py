@@ -1,0 +1,273 @@
+"""The runner's overhead per ReAct round, over one long session and across 1,000 concurrent sessions.
+
+The workload: an instant scripted model and instant async tools; each turn is
+four rounds of three parallel tool calls, then an answer. A round is one model
+call and what it asked for, so its time is the framework's own cost: the
+machine (reconcile, tasks, events), the agent runtime (contexts, stamps, tool
+validation) and the reducer.
+
+* one long session of 1,000 rounds, under asyncio and trio: microseconds per
+  round overall, and rounds 1-20 against rounds 980-1000 (flat means the cost
+  does not grow with the session);
+* 1,000 concurrent sessions in one process: total rounds per second and the
+  process's peak memory (measured in a fresh subprocess).
+
+Run ``python benchmarks/runner.py`` (``--quick`` for a smoke run). Prints a
+table and writes ``benchmarks/results/runner.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import table, write_results
+
+from agent_core import AgentConfig, LlmContext, ReActObserved, Usage
+from effects import (
+    Agent,
+    Controller,
+    Machine,
+    MachineEvent,
+    ModelReply,
+    ScriptedModel,
+    StateUpdated,
+    call_tools,
+    effect,
+    say,
+    tool,
+)
+
+ROUNDS_PER_TURN = 5  # four rounds of tool calls, then the answer
+TARGET_US = 100.0
+
+
+@tool
+async def lookup(i: int) -> int:
+    """An instant tool."""
+    return i
+
+
+def instant_model() -> ScriptedModel:
+    """Four rounds of three parallel calls, then an answer; no streaming delay, no usage estimate."""
+    usage = Usage(input_tokens=100, output_tokens=20)
+    calls = call_tools(("lookup", {"i": 1}), ("lookup", {"i": 2}), ("lookup", {"i": 3}), usage=usage)
+    answer = say("done", usage=usage)
+    count = [0]
+
+    def script(context: LlmContext) -> ModelReply:
+        count[0] += 1
+        return answer if count[0] % ROUNDS_PER_TURN == 0 else calls
+
+    return ScriptedModel(script, estimate_usage=False, keep_calls=False)
+
+
+def new_agent() -> Agent:
+    # Stuck detection would stop the same three calls repeated; budgets stay off.
+    return Agent(instant_model(), tools=[lookup], config=AgentConfig(max_identical_tool_calls=1_000_000))
+
+
+async def long_session(rounds: int) -> dict[str, Any]:
+    """One session of ``rounds`` rounds, with the CPU time at which each round's observation was applied.
+
+    Per-round times are CPU time, so a busy machine descheduling the process
+    does not show up as framework cost; the overall wall time is reported too.
+    """
+    marks: list[int] = []
+
+    def mark(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated) and type(event.input) is ReActObserved:
+            marks.append(time.process_time_ns())
+
+    async with new_agent().running() as session:
+        session.subscribe(mark)
+        start = time.perf_counter_ns()
+        marks.append(time.process_time_ns())
+        for turn in range(rounds // ROUNDS_PER_TURN):
+            session.send(f"question {turn}")
+            await session.settled()
+        wall = time.perf_counter_ns() - start
+    per_round = [(b - a) / 1000 for a, b in itertools.pairwise(marks)]
+    early, late = statistics.median(per_round[:20]), statistics.median(per_round[-21:])
+    return {
+        "rounds": len(per_round),
+        "us_per_round": wall / 1000 / len(per_round),
+        "cpu_us_per_round": (marks[-1] - marks[0]) / 1000 / len(per_round),
+        "early_us": early,
+        "late_us": late,
+        "late_over_early": late / early,
+    }
+
+
+async def concurrent_sessions(sessions: int, turns: int) -> dict[str, Any]:
+    """``sessions`` sessions running ``turns`` turns each, all at once in one event loop."""
+
+    async def one() -> None:
+        async with new_agent().running() as session:
+            for turn in range(turns):
+                session.send(f"question {turn}")
+                await session.settled()
+
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    async with anyio.create_task_group() as group:
+        for _ in range(sessions):
+            group.start_soon(one)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    rounds = sessions * turns * ROUNDS_PER_TURN
+    return {
+        "sessions": sessions,
+        "rounds": rounds,
+        "seconds": seconds,
+        "rounds_per_second": rounds / seconds,
+        "peak_rss_mb": peak / 1024,
+        "baseline_rss_mb": baseline / 1024,
+        "kb_per_session": (peak - baseline) / sessions,
+    }
+
+
+# --- the floor: the generic machine alone, same shape of work -------------------------------
+# State (round, tools completed); inputs "observed", "started", "completed". Each round starts
+# one "model" effect, then three "tool" effects that dispatch two inputs each: the tasks and
+# inputs of an agent round, without the agent.
+
+Floor = tuple[int, int]
+
+
+def floor_transition(state: Floor, inp: str) -> Floor:
+    number, done = state
+    if inp == "observed":
+        return number + 1, 0
+    return (number, done + 1) if inp == "completed" else state
+
+
+def floor_effects(limit: int) -> Any:
+    def effects_at(state: Floor) -> dict[str, str]:
+        number, done = state
+        if number and done < 3:
+            return {f"tool:{number}:{i}": "tool" for i in range(3)}
+        return {f"model:{number}": "model"} if number < limit else {}
+
+    return effects_at
+
+
+def floor_run_effect(kind: str, state: Floor, key: str) -> Controller[str]:
+    async def model(dispatch: Any) -> None:
+        dispatch("observed")
+
+    async def tool_call(dispatch: Any) -> None:
+        dispatch("started")
+        dispatch("completed")
+
+    return effect(model if kind == "model" else tool_call)
+
+
+async def machine_floor(rounds: int) -> dict[str, Any]:
+    """The generic machine running the tasks and inputs of ``rounds`` agent rounds, with no agent."""
+    machine: Machine[Floor, str, str] = Machine((0, 3), floor_transition, floor_effects(rounds), floor_run_effect)
+    cpu, start = time.process_time(), time.perf_counter_ns()
+    async with machine.running():
+        await machine.settled()
+    wall, cpu = time.perf_counter_ns() - start, time.process_time() - cpu
+    return {"rounds": rounds, "us_per_round": wall / 1000 / rounds, "cpu_us_per_round": cpu * 1e6 / rounds}
+
+
+def in_subprocess(phase: str, *arguments: str) -> dict[str, Any]:
+    """Run one phase in a fresh interpreter, so its timings and peak memory are its own."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--phase", phase, *arguments], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def main() -> None:
+    """Run every phase, print the table, write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and sessions (a smoke run)")
+    parser.add_argument("--phase", choices=("long", "concurrent", "floor"), help=argparse.SUPPRESS)
+    parser.add_argument("--backend", default="asyncio", help=argparse.SUPPRESS)
+    parser.add_argument("--rounds", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--sessions", type=int, default=1000, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase == "long":
+        anyio.run(long_session, 100, backend=args.backend)  # warm-up: imports, validators, caches
+        print(json.dumps(anyio.run(long_session, args.rounds, backend=args.backend)))
+        return
+    if args.phase == "floor":
+        anyio.run(machine_floor, 100, backend=args.backend)
+        print(json.dumps(anyio.run(machine_floor, args.rounds, backend=args.backend)))
+        return
+    if args.phase == "concurrent":
+        print(json.dumps(anyio.run(concurrent_sessions, args.sessions, 5, backend=args.backend)))
+        return
+    rounds, sessions = (200, 100) if args.quick else (1000, 1000)
+    long_runs = {b: in_subprocess("long", "--backend", b, "--rounds", str(rounds)) for b in ("asyncio", "trio")}
+    floors = {b: in_subprocess("floor", "--backend", b, "--rounds", str(rounds)) for b in ("asyncio", "trio")}
+    crowd = in_subprocess("concurrent", "--sessions", str(sessions))
+    report(long_runs, floors, crowd)
+    path = write_results(
+        "runner",
+        {
+            "mode": "quick" if args.quick else "full",
+            "target_us_per_round": TARGET_US,
+            "long_session": long_runs,
+            "machine_floor": floors,
+            "concurrent": crowd,
+        },
+    )
+    print(f"\nwrote {path}")
+
+
+def report(long_runs: dict[str, dict[str, Any]], floors: dict[str, dict[str, Any]], crowd: dict[str, Any]) -> None:
+    """Print the tables."""
+    rows = [
+        (
+            backend,
+            r["rounds"],
+            f"{r['us_per_round']:.1f}",
+            f"{r['cpu_us_per_round']:.1f}",
+            f"{r['early_us']:.1f}",
+            f"{r['late_us']:.1f}",
+            f"{r['late_over_early']:.2f}x",
+            f"{floors[backend]['cpu_us_per_round']:.1f}",
+        )
+        for backend, r in long_runs.items()
+    ]
+    print(f"One long session (target: <= {TARGET_US:.0f} us per round, late within 1.5x of early)\n")
+    headers = ("backend", "rounds", "wall us/round", "cpu us/round", "rounds 1-20", "last 20", "late/early", "machine alone")
+    print(table(headers, rows))
+    print("rounds 1-20, last 20: median cpu us per round. machine alone: cpu us per round of the generic")
+    print("machine running the same tasks and inputs (4 effects, 7 inputs per round) with no agent")
+    print(f"\n{crowd['sessions']:,} concurrent sessions (asyncio, {crowd['rounds']:,} rounds)\n")
+    print(
+        table(
+            ("rounds/s", "seconds", "peak RSS MB", "baseline MB", "KB/session"),
+            [
+                (
+                    f"{crowd['rounds_per_second']:,.0f}",
+                    f"{crowd['seconds']:.2f}",
+                    f"{crowd['peak_rss_mb']:.0f}",
+                    f"{crowd['baseline_rss_mb']:.0f}",
+                    f"{crowd['kb_per_session']:.0f}",
+                )
+            ],
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
