@@ -1,0 +1,5 @@
+"""``python -m benchmarks.peers``: see ``--help``."""
+
+from benchmarks.peers.run import main
+
+main()

@@ -1,0 +1,120 @@
+"""Turning the measurements into tables (ratios peer / agent-core) and the JSON document."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from .measure import BYTES_AT_ROUNDS, WINDOW_ROUNDS, LongRun, Memory
+from .workload import MODEL_CALLS_PER_TURN, Contender
+
+PACKAGES = (
+    "langgraph",
+    "langgraph-prebuilt",
+    "langgraph-checkpoint",
+    "langgraph-checkpoint-sqlite",
+    "langchain-core",
+    "langchain",
+    "pydantic-ai-slim",
+    "agent-core",
+)
+
+
+@dataclass
+class Results:
+    """Everything one run measured, by contender key; long runs of peers carry agent-core's run from their pair."""
+
+    contenders: list[Contender]
+    settings: dict[str, int]
+    overhead: dict[str, list[float]] = field(default_factory=dict)
+    long_runs: dict[str, tuple[LongRun, LongRun]] = field(default_factory=dict)
+    memory: dict[str, Memory] = field(default_factory=dict)
+
+    def ours(self, persistence: str) -> Contender:
+        """agent-core's contender with ``persistence``."""
+        return next(c for c in self.contenders if c.baseline and c.persistence == persistence)
+
+
+def versions() -> dict[str, str]:
+    """Installed versions of the frameworks compared."""
+    found = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def number(value: float | None, digits: int = 3) -> str:
+    """A value with ``digits`` significant digits (``-`` when absent)."""
+    if value is None:
+        return "-"
+    return f"{value:.{digits}g}" if value < 10**digits else f"{value:.0f}"
+
+
+def ratio(peer: float | None, ours: float | None) -> str:
+    """``peer / ours`` as ``12.3x``; ``-`` when either is absent."""
+    if peer is None or ours is None or ours == 0:
+        return "-"
+    return f"{number(peer / ours)}x"
+
+
+def size(value: int | None) -> str:
+    """Bytes as B, kB, MB or GB."""
+    if value is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{number(value / scale)} {unit}"
+    return f"{value} B"
+
+
+def median(values: Sequence[float]) -> float | None:
+    """The median, or ``None`` for no values."""
+    return statistics.median(values) if values else None
+
+
+class Summary:
+    """Per contender, the numbers the tables show (agent-core's long-run numbers are medians over its pairs)."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+        self.rounds = results.settings["long_rounds"]
+        self.turns = self.rounds // MODEL_CALLS_PER_TURN
+        window = WINDOW_ROUNDS // MODEL_CALLS_PER_TURN
+        self.early = (0, window)
+        self.late = (self.turns - window, window)
+
+    def long_values(self, run: LongRun) -> dict[str, Any]:
+        """Early and late µs per round, bytes, resume ms of one long run."""
+        return {
+            "early_us": run.per_round_us(*self.early),
+            "late_us": run.per_round_us(*self.late),
+            "bytes_at_100": run.bytes_at.get(BYTES_AT_ROUNDS),
+            "bytes_at_end": run.bytes_at.get(self.rounds),
+            "resume_ms": median(run.resume_ms),
+            "resumed_messages": run.resumed_messages if run.resume_ms else None,
+        }
+
+    def of(self, contender: Contender) -> dict[str, Any]:
+        """The numbers of ``contender``, and agent-core's from the same pairs (key ``ours``)."""
+        results = self.results
+        values: dict[str, Any] = {"overhead_us": median(results.overhead.get(contender.key, []))}
+        memory = results.memory.get(contender.key)
+        values["peak_bytes"] = memory.peak_bytes if memory else None
+        values["held_bytes"] = memory.held_bytes if memory else None
+        if contender.baseline:
+            pairs = [pair[0] for key, pair in results.long_runs.items() if key.endswith(f"[{contender.persistence}]")]
+            each = [self.long_values(run) for run in pairs]
+            for name in ("early_us", "late_us", "bytes_at_100", "bytes_at_end", "resume_ms", "resumed_messages"):
+                values[name] = median([v[name] for v in each if v[name] is not None])
+            values["pairs"] = len(pairs)
+        elif contender.key in results.long_runs:
+            ours, theirs = results.long_runs[contender.key]
+            values.update(self.long_values(theirs))
+            values["ours"] = self.long_values(ours)
+        return values

@@ -1,0 +1,123 @@
+"""The printed tables and the "where a peer wins" list, from a :class:`~.report.Summary`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks._common import table
+
+from .report import Summary, number, ratio, size
+from .workload import Contender
+
+ORDER = {"none": 0, "memory": 1, "sqlite": 2}
+
+METRICS = (
+    ("overhead_us", "µs per round"),
+    ("early_us", "µs per round early"),
+    ("late_us", "µs per round late"),
+    ("bytes_at_100", "bytes on disk after 100 rounds"),
+    ("bytes_at_end", "bytes on disk at the end"),
+    ("resume_ms", "resume time"),
+    ("peak_bytes", "peak memory"),
+    ("held_bytes", "memory held"),
+)
+
+
+def ordered(summary: Summary) -> list[tuple[Contender, dict[str, Any]]]:
+    """Contenders with their numbers, by persistence, agent-core first."""
+    contenders = sorted(
+        summary.results.contenders, key=lambda c: (ORDER[c.persistence], not c.baseline, c.framework != "agent-core")
+    )
+    return [(c, summary.of(c)) for c in contenders]
+
+
+def baseline(summary: Summary, contender: Contender, values: dict[str, Any], name: str) -> Any:
+    """agent-core's value to divide by: from the same pair for long-run numbers, else agent-core's median."""
+    if contender.baseline:
+        return None
+    if "ours" in values and name in values["ours"]:
+        return values["ours"][name]
+    return summary.of(summary.results.ours(contender.persistence))[name]
+
+
+def per_round(summary: Summary) -> str:
+    """Overhead per round, and early against late in the long conversation."""
+    late_first = summary.rounds - 19
+    headers = (
+        "contender",
+        "store",
+        "µs/round",
+        "x",
+        "rounds 1-20",
+        f"rounds {late_first}-{summary.rounds}",
+        "late/early",
+        "late x",
+    )
+    rows = []
+    for contender, values in ordered(summary):
+        early, late = values.get("early_us"), values.get("late_us")
+        rows.append(
+            (
+                contender.label,
+                contender.persistence,
+                number(values["overhead_us"]),
+                ratio(values["overhead_us"], baseline(summary, contender, values, "overhead_us")),
+                number(early),
+                number(late),
+                ratio(late, early),
+                ratio(late, baseline(summary, contender, values, "late_us")),
+            )
+        )
+    return table(headers, rows)
+
+
+def storage(summary: Summary) -> str:
+    """Bytes on disk and resume time of the SQLite configurations."""
+    headers = ("contender", "after 100 rounds", f"after {summary.rounds}", "x", "resume ms", "x", "messages")
+    rows = []
+    for contender, values in ordered(summary):
+        if contender.persistence != "sqlite":
+            continue
+        rows.append(
+            (
+                contender.label,
+                size(values.get("bytes_at_100")),
+                size(values.get("bytes_at_end")),
+                ratio(values.get("bytes_at_end"), baseline(summary, contender, values, "bytes_at_end")),
+                number(values.get("resume_ms")),
+                ratio(values.get("resume_ms"), baseline(summary, contender, values, "resume_ms")),
+                int(values["resumed_messages"]) if values.get("resumed_messages") else "-",
+            )
+        )
+    return table(headers, rows)
+
+
+def memory(summary: Summary) -> str:
+    """Traced peak memory, and what the conversation still held at its end."""
+    headers = ("contender", "store", "peak", "x", "held at end", "x")
+    rows = []
+    for contender, values in ordered(summary):
+        rows.append(
+            (
+                contender.label,
+                contender.persistence,
+                size(values["peak_bytes"]),
+                ratio(values["peak_bytes"], baseline(summary, contender, values, "peak_bytes")),
+                size(values["held_bytes"]),
+                ratio(values["held_bytes"], baseline(summary, contender, values, "held_bytes")),
+            )
+        )
+    return table(headers, rows)
+
+
+def peer_wins(summary: Summary) -> list[str]:
+    """Every measurement where a peer did better than agent-core (ratio below 1), in words."""
+    wins = []
+    for contender, values in ordered(summary):
+        if contender.framework == "agent-core":
+            continue
+        for name, words in METRICS:
+            theirs, ours = values.get(name), baseline(summary, contender, values, name)
+            if theirs is not None and ours and theirs < ours:
+                wins.append(f"{contender.key}: {words} {number(theirs)} against agent-core's {number(ours)}")
+    return wins
