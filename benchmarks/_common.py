@@ -15,7 +15,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import msgspec
 from agent_core import (
     AgentConfig,
     AgentInput,
+    AgentState,
     CompleteReAct,
     ContinueReAct,
     LlmMessageCompleted,
@@ -37,6 +38,8 @@ from agent_core import (
     ToolSuccess,
     Usage,
     UserMessageReceived,
+    initial_state,
+    transition,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -193,6 +196,31 @@ def session(turns: int, *, first_turn: int = 0, timestamp: int = START_MS, start
 def turns_for_messages(messages: int) -> int:
     """How many generated turns give a session of at least ``messages`` messages."""
     return -(-messages // MESSAGES_PER_TURN)
+
+
+def fold(state: AgentState, inputs: Iterable[AgentInput]) -> AgentState:
+    """Apply ``inputs`` to ``state`` one by one."""
+    for inp in inputs:
+        state = transition(state, inp)
+    return state
+
+
+def bases(sizes: tuple[int, ...]) -> dict[int, AgentState]:
+    """Idle sessions of (at least) each size in messages, from one generated log folded once."""
+    out: dict[int, AgentState] = {}
+    state, done = fold(initial_state(), [session_started()]), 0
+    for size in sorted(sizes):
+        turns = turns_for_messages(size)
+        state = fold(state, session(turns - done, first_turn=done, start=False))
+        out[size], done = state, turns
+    return out
+
+
+def fresh_batches(base: AgentState, turns: int, batches: int) -> list[list[AgentInput]]:
+    """``batches`` lists of ``turns`` generated turns, each list able to follow ``base``, no two alike."""
+    first = base.turns
+    origin = base.timestamp - first * INPUTS_PER_TURN  # turn ``first`` starts just after ``base``
+    return [list(session(turns, first_turn=first + k * turns, timestamp=origin, start=False)) for k in range(batches)]
 
 
 # --- reporting --------------------------------------------------------------------------

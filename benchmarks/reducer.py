@@ -11,7 +11,7 @@ import gc
 import sys
 import time
 import tracemalloc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,24 +73,6 @@ SIZES = (100, 1_000, 10_000, 100_000)
 SIMPLE = "tool-call-completed"
 
 
-def fold(state: AgentState, inputs: Iterable[AgentInput]) -> AgentState:
-    """Apply ``inputs`` to ``state`` one by one."""
-    for inp in inputs:
-        state = transition(state, inp)
-    return state
-
-
-def bases(sizes: tuple[int, ...]) -> dict[int, AgentState]:
-    """Idle sessions of (at least) each size in messages, from one generated log folded once."""
-    out: dict[int, AgentState] = {}
-    state, done = fold(initial_state(), [c.session_started()]), 0
-    for size in sorted(sizes):
-        turns = c.turns_for_messages(size)
-        state = fold(state, c.session(turns - done, first_turn=done, start=False))
-        out[size], done = state, turns
-    return out
-
-
 def label(state: AgentState, inp: AgentInput) -> str:
     """The input's tag, with the variant where one kind has a cheap and a costly case."""
     tag = tag_of(inp)
@@ -145,13 +127,6 @@ def per_call(states: dict[str, tuple[Any, Any]], times: int, repeat: int) -> dic
     return out
 
 
-def fresh_batches(base: AgentState, turns: int, batches: int) -> list[list[AgentInput]]:
-    """``batches`` lists of ``turns`` generated turns, each list able to follow ``base``, no two alike."""
-    first = base.turns
-    origin = base.timestamp - first * c.INPUTS_PER_TURN  # turn ``first`` starts just after ``base``
-    return [list(c.session(turns, first_turn=first + k * turns, timestamp=origin, start=False)) for k in range(batches)]
-
-
 def transitions(sessions: dict[int, AgentState], times: int, repeat: int) -> dict[str, dict[int, c.Timing]]:
     """Per-transition timings at each session size: the mixed stream and each input kind.
 
@@ -163,10 +138,10 @@ def transitions(sessions: dict[int, AgentState], times: int, repeat: int) -> dic
     out: dict[str, dict[int, c.Timing]] = {}
     for size, base in sessions.items():
         turns = max(1, times // c.INPUTS_PER_TURN)
-        batches = iter(fresh_batches(base, turns, repeat + 1))
+        batches = iter(c.fresh_batches(base, turns, repeat + 1))
 
         def stream(base: AgentState = base, batches: Iterator[list[AgentInput]] = batches) -> None:
-            fold(base, next(batches))
+            c.fold(base, next(batches))
 
         out.setdefault("mixed stream", {})[size] = c.measure(stream, turns * c.INPUTS_PER_TURN, repeat=repeat)
         turn, pairs = scenarios(base)
@@ -174,7 +149,7 @@ def transitions(sessions: dict[int, AgentState], times: int, repeat: int) -> dic
 
         def run(base: AgentState = base, turn: list[AgentInput] = turn, rounds: int = rounds) -> None:
             for _ in range(rounds):
-                fold(base, turn)
+                c.fold(base, turn)
 
         out.setdefault("mixed turn (repeated)", {})[size] = c.measure(run, rounds * len(turn), repeat=repeat)
         for name, (state, inp) in pairs.items():
@@ -187,8 +162,8 @@ def projections(sessions: dict[int, AgentState], times: int, repeat: int) -> dic
     out: dict[str, dict[int, c.Timing]] = {}
     for size, base in sessions.items():
         turn, _ = scenarios(base)
-        thinking = fold(base, turn[:-3])  # after the last round's results: 12 calls in context
-        acting = fold(base, turn[:6])  # three calls open
+        thinking = c.fold(base, turn[:-3])  # after the last round's results: 12 calls in context
+        acting = c.fold(base, turn[:6])  # three calls open
         named = {
             "effects_at (thinking)": (effects_at, thinking),
             "effects_at (acting)": (effects_at, acting),
@@ -239,7 +214,7 @@ def memory(messages: int) -> dict[str, Any]:
     gc.collect()
     tracemalloc.start()
     start = time.perf_counter()
-    state = fold(initial_state(), c.session(turns))  # inputs are generated lazily, so only the state stays
+    state = c.fold(initial_state(), c.session(turns))  # inputs are generated lazily, so only the state stays
     gc.collect()
     retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -378,10 +353,10 @@ SECTIONS = ("transitions", "per-call", "replay", "memory")
 
 def run(quick: bool, sections: tuple[str, ...]) -> dict[str, Any]:
     """Run the chosen sections; quick runs use fewer repeats, a smaller log and a smaller session."""
-    times, repeat = (1_000, 7) if quick else (2_000, 21)
+    times, repeat = (1_000, 11) if quick else (2_000, 21)
     data: dict[str, Any] = {"mode": "quick" if quick else "full", "sections": list(sections)}
     if "transitions" in sections or "per-call" in sections:
-        sessions = bases(SIZES)
+        sessions = c.bases(SIZES)
         # The sessions live through every measurement; freezing them keeps the collector
         # from walking them again and again (they hold no garbage to find).
         gc.freeze()
