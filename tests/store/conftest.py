@@ -79,3 +79,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore
     opened: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "log.db")
     yield opened
     opened.close()
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every ``@pytest.mark.anyio`` test in this folder runs once per backend."""
+    return str(request.param)
