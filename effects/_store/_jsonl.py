@@ -8,6 +8,8 @@ row carries its version) and upcasts them when they are read.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import msgspec
 
 from agent_core import (
@@ -38,9 +40,38 @@ def export_session(store: EventStore, session_id: str, *, until: int | None = No
     return encode_log(checked_inputs(session_id, store.read(session_id, 1, stop), stop))
 
 
+class ParsedLog(NamedTuple):
+    """A JSON-lines log checked and encoded for a store: its ``session-started`` id and its records."""
+
+    session_id: str
+    schema_version: int
+    batch: list[Encoded]
+
+
+def parse_log(data: bytes, *, source: str = "") -> ParsedLog:
+    """Check a whole JSON-lines log without writing anything (see :func:`import_session`)."""
+    inputs = decode_log(data, source=source)
+    numbered = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
+    try:
+        replay(inputs)
+    except InvalidInput as error:
+        line = numbered[error.index or 0][0]
+        raise DecodeError(f"the reducer refuses this input: {error.rejection}", record=line, source=source) from None
+    first = inputs[0]
+    assert isinstance(first, SessionStarted)  # decode_log checked it
+    version = _version(numbered[0][1])
+    if version == SCHEMA_VERSION:
+        batch: list[Encoded] = [(inp, version, encode_input(inp, format="msgpack")) for inp in inputs]
+    else:
+        # Keep each old record as written (as MessagePack): it is upcast whenever it is read.
+        pairs = zip(inputs, numbered, strict=True)
+        batch = [(inp, version, msgspec.msgpack.encode(msgspec.json.decode(line))) for inp, (_, line) in pairs]
+    return ParsedLog(first.session_id, version, batch)
+
+
 def import_session(
     store: EventStore,
-    data: bytes,
+    data: bytes | ParsedLog,
     *,
     session_id: str | None = None,
     source: str = "",
@@ -52,31 +83,16 @@ def import_session(
     decode (an older schema is upcast; a newer one is refused) and the
     reducer must accept every input. Problems raise :class:`agent_core.DecodeError`
     naming ``source`` and the line; an id already in the store raises
-    :class:`SessionExists`. The session is written in one transaction.
+    :class:`SessionExists`. The session is written in one transaction, and
+    records of an older schema keep their version. ``data`` may also be
+    what :func:`parse_log` returned.
     """
-    inputs = decode_log(data, source=source)
-    numbered = [(number, line) for number, line in enumerate(data.splitlines(), start=1) if line.strip()]
-    try:
-        replay(inputs)
-    except InvalidInput as error:
-        line = numbered[error.index or 0][0]
-        raise DecodeError(f"the reducer refuses this input: {error.rejection}", record=line, source=source) from None
-    first = inputs[0]
-    assert isinstance(first, SessionStarted)  # decode_log checked it
-    target = session_id or first.session_id
+    parsed = data if isinstance(data, ParsedLog) else parse_log(data, source=source)
+    target = session_id or parsed.session_id
     if session_exists(store, target):
         raise SessionExists(target, store.session(target).length)
-    version = _version(numbered[0][1])
-    if version == SCHEMA_VERSION:
-        encoded: list[Encoded] = [(inp, version, encode_input(inp, format="msgpack")) for inp in inputs]
-    else:
-        # Keep the old record as written (re-encoded as MessagePack): it is upcast each time it is read.
-        encoded = [
-            (inp, version, msgspec.msgpack.encode(msgspec.json.decode(line)))
-            for inp, (_, line) in zip(inputs, numbered, strict=True)
-        ]
     journal = SessionJournal(store, target, snapshot_every=snapshot_every)
-    journal.append_encoded(encoded)
+    journal.append_encoded(parsed.batch)
     journal.close()
     return store.session(target)
 

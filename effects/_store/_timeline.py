@@ -21,6 +21,7 @@ from .._machine import reconcile
 from ._fold import Position, fold
 from ._protocol import EventStore
 from ._records import GENESIS, StoredInput
+from ._replay import PROGRESS_EVERY, Progress
 from ._summary import summarize
 
 _MODEL_ANSWERS = frozenset(
@@ -53,11 +54,19 @@ class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
     summary: str = ""
 
 
-def timeline(store: EventStore, session_id: str, *, start: int = 1, stop: int | None = None) -> list[TimelineEntry]:
+def timeline(
+    store: EventStore,
+    session_id: str,
+    *,
+    start: int = 1,
+    stop: int | None = None,
+    progress: Progress | None = None,
+) -> list[TimelineEntry]:
     """The entries of records ``start..stop`` (default: to the end), folding the session from its first record.
 
     Effects are found by reconciling ``effects_at`` of consecutive states, as
-    the machine does. The hash chain is checked on the way.
+    the machine does. The hash chain is checked on the way. ``progress``
+    receives ``(records done, records in all)`` now and then.
     """
     length = store.session(session_id).length
     last = length if stop is None else min(stop, length)
@@ -68,9 +77,13 @@ def timeline(store: EventStore, session_id: str, *, start: int = 1, stop: int | 
         entry = _entry(record.seq, inp, before, after, since)
         if record.seq >= start:
             entries.append(entry)
+        if progress is not None and record.seq % PROGRESS_EVERY == 0:
+            progress(record.seq, last)
 
     origin = Position(initial_state(), 0, GENESIS)
     fold(session_id, store.read(session_id, 1, last), origin, last, digests=False, on_step=on_step)
+    if progress is not None:
+        progress(last, last)
     return entries
 
 

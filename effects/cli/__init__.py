@@ -13,6 +13,11 @@ _COMMANDS = (
     # (subcommand modules)
     "run",
     "chat",
+    "sessions",
+    "replay",
+    "inspect",
+    "fork",
+    "jsonl",
 )
 
 

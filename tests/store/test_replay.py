@@ -27,7 +27,7 @@ from .conftest import INPUTS_PER_TURN, session
 def db(tmp_path: Path) -> Path:
     """A store with one three-turn session, snapshots every 40 inputs."""
     path = tmp_path / "log.db"
-    journal = SessionJournal(SqliteStore(path), "s1", snapshot_every=40)
+    journal = SessionJournal(SqliteStore(path, synchronous="NORMAL"), "s1", snapshot_every=40)
     for inp in session(3):
         journal.append([inp])
     return path

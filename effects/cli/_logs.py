@@ -1,0 +1,154 @@
+"""What the log commands share: opening a store, one-line errors with advice, progress, JSON and times."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sqlite3
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+import msgspec
+
+from agent_core import DecodeError
+
+from .._store import LogDamaged, NotAStore, ReplayDiverged, SessionExists, SessionNotFound, SqliteStore, StoreError
+
+USAGE_ERROR = 2
+"""Exit code for a bad file, an unknown session or a bad argument (nothing was changed)."""
+
+CHECK_FAILED = 1
+"""Exit code when a log is damaged or no longer replays the same."""
+
+
+class CommandError(Exception):
+    """Ends a command with one line on stderr and an exit code."""
+
+    def __init__(self, message: str, code: int = USAGE_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def add_db(parser: argparse.ArgumentParser, *, session: bool = True) -> None:
+    """The ``DB`` (and ``SESSION``) positional arguments and ``--json``."""
+    parser.add_argument("db", metavar="DB", help="the SQLite store (written by `agent-core run --db` or `import`)")
+    if session:
+        parser.add_argument("session", metavar="SESSION", help="the session's id (see `agent-core sessions DB`)")
+    parser.add_argument("--json", action="store_true", help="print JSON for programs instead of text for people")
+
+
+def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Wrap a command so the errors a user can fix print as one line on stderr, with a non-zero exit."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return body(args)
+        except CommandError as error:
+            _fail(name, str(error))
+            return error.code
+        except (LogDamaged, ReplayDiverged) as error:
+            _fail(name, str(error))
+            return CHECK_FAILED
+        except DecodeError as error:
+            _fail(name, f"{error}; {_decode_advice(error)}")
+            return USAGE_ERROR
+        except SessionExists as error:
+            _fail(name, f"{error} with --as ID")
+            return USAGE_ERROR
+        except (NotAStore, SessionNotFound, StoreError) as error:
+            _fail(name, str(error))
+            return USAGE_ERROR
+        except sqlite3.DatabaseError as error:
+            _fail(name, f"{args.db}: the store cannot be read ({error}); restore it from a backup or an export")
+            return USAGE_ERROR
+
+    return run
+
+
+def _decode_advice(error: DecodeError) -> str:
+    text = str(error)
+    if "newer than this release" in text or "session-started" in text:
+        return "nothing was changed"
+    if error.source.startswith("session "):
+        return "the stored record cannot be read by this release; nothing was changed"
+    return "expected a JSON-lines agent-core log (one input per line, session-started first); nothing was changed"
+
+
+def _fail(name: str, message: str) -> None:
+    print(f"agent-core {name}: {message}", file=sys.stderr)
+
+
+@contextmanager
+def opened(path: str, *, readonly: bool = True) -> Iterator[SqliteStore]:
+    """The store at ``path``, closed afterwards. Read-only commands never create or change the file."""
+    store = SqliteStore(path, readonly=readonly)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def print_json(data: Any, out: TextIO | None = None) -> None:
+    """``data`` (Structs as objects, bytes as hex) as indented JSON on stdout."""
+    text = json.dumps(as_builtins(data), indent=2, ensure_ascii=False)
+    (out or sys.stdout).write(text + "\n")
+
+
+def as_builtins(data: Any) -> Any:
+    """``data`` with Structs as dicts and bytes as hex strings, ready for :func:`print_json`."""
+    if isinstance(data, bytes):
+        return data.hex()
+    if isinstance(data, dict):
+        return {key: as_builtins(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [as_builtins(value) for value in data]
+    if isinstance(data, msgspec.Struct):
+        return {field: as_builtins(getattr(data, field)) for field in data.__struct_fields__}
+    return data
+
+
+def show_time(ms: int) -> str:
+    """A timestamp (ms since the epoch) as UTC, to the millisecond."""
+    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def show_duration(ms: int) -> str:
+    """``850 ms``, ``12.4 s``, ``3 min 05 s``."""
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.1f} s"
+    minutes, seconds = divmod(ms // 1000, 60)
+    return f"{minutes} min {seconds:02d} s"
+
+
+def progress_printer(args: argparse.Namespace, what: str) -> Callable[[int, int], None] | None:
+    """A progress callback writing to stderr, when it is a terminal or ``--progress`` was given."""
+    if not (getattr(args, "progress", False) or sys.stderr.isatty()):
+        return None
+
+    def report(done: int, total: int) -> None:
+        percent = 100 * done // total if total else 100
+        end = "\n" if done >= total else ""
+        print(f"\r{what}: {done}/{total} records ({percent}%)", end=end, file=sys.stderr, flush=True)
+
+    return report
+
+
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    """``--progress``: report progress on stderr even when it is not a terminal."""
+    parser.add_argument("--progress", action="store_true", help="report progress on stderr (default: when a terminal)")
+
+
+def table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
+    """Left-aligned columns separated by two spaces."""
+    widths = [max(len(row[i]) for row in (headers, *rows)) for i in range(len(headers))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in (headers, *rows)
+    ]
+    return "\n".join(lines)

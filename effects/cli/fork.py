@@ -1,0 +1,49 @@
+"""``agent-core fork DB SESSION --at N``: a new session starting with the first N inputs of another."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from agent_core import phase
+
+from .._store import fork_session
+from ._logs import CommandError, add_db, command, opened, print_json
+
+EPILOG = """\
+the new session shares the first N records (and their hashes) with SESSION and
+records where it came from; SESSION is not changed. Rolling a session back to
+step N is a fork: continue the new session instead (e.g. agent-core run --db DB
+--session NEW_ID).
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``fork`` subcommand."""
+    parser = subparsers.add_parser(
+        "fork",
+        help="start a new session from the first N inputs of another (rollback)",
+        description="Fork a new session from a prefix of a stored session.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_db(parser)
+    parser.add_argument("--at", type=int, required=True, metavar="N", help="copy records 1 to N")
+    parser.add_argument("--as", dest="new_id", metavar="NEW_ID", help="the new session's id (default SESSION@N)")
+    parser.set_defaults(func=command("fork", run))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fork, print the new session's id."""
+    with opened(args.db, readonly=False) as store:
+        length = store.session(args.session).length
+        if not 1 <= args.at <= length:
+            raise CommandError(f"session {args.session!r} has records 1 to {length}; --at {args.at} is outside them")
+        journal = fork_session(store, args.session, args.at, new_id=args.new_id)
+    if args.json:
+        print_json({"session_id": journal.session_id, "parent": args.session, "at": args.at, "inputs": journal.seq})
+        return 0
+    print(f"forked {journal.session_id} from {args.session} at record {args.at}")
+    print(f"phase there: {phase(journal.state).value}; inputs: {journal.seq}")
+    return 0
+

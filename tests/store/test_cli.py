@@ -1,0 +1,187 @@
+"""The log commands: sessions, replay, inspect, fork, export and import, for people and for programs."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from agent_core import encode_log, replay, state_hash
+from effects import SessionJournal, SqliteStore
+from effects.cli import main
+
+from .conftest import INPUTS_PER_TURN, START, session
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A store holding session ``s1`` (two turns)."""
+    path = tmp_path / "log.db"
+    journal = SessionJournal(SqliteStore(path, synchronous="NORMAL"), "s1", snapshot_every=20)
+    journal.append(session(2))
+    journal.close()
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run ``agent-core ARGV``; returns the exit code, stdout and stderr."""
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_sessions_lists_each_session(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "sessions", str(db))
+    assert code == 0
+    assert out.splitlines() == [
+        "SESSION  INPUTS  FIRST INPUT               LAST INPUT                FORKED FROM",
+        "s1       65      2026-01-01 00:00:00.000Z  2026-01-01 00:00:00.002Z",
+    ]
+    code, out, _ = run(capsys, "sessions", str(db), "--json")
+    [listed] = json.loads(out)
+    assert (listed["session_id"], listed["length"], listed["parent"]) == ("s1", 65, None)
+    assert listed["first_timestamp"] == START
+
+
+def test_replay_verify_reports_what_it_checked(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "replay", str(db), "s1", "--verify")
+    assert code == 0
+    assert out.splitlines() == [
+        "session s1: 65 records replayed",
+        "verified: hash chain, 2 turn digests, 1 state hashes",
+        "phase: idle; turns: 2; last outcome: completed",
+        f"state hash: {state_hash(replay(session(2)))}",
+    ]
+
+
+def test_replay_shows_progress_on_stderr_when_asked(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "replay", str(db), "s1", "--progress")
+    assert code == 0 and err.endswith("\rreplaying s1: 65/65 records (100%)\n")
+
+
+def test_replay_verify_stops_at_a_divergence_with_exit_1(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute(f"UPDATE inputs SET turn_digest = zeroblob(32) WHERE seq = {1 + INPUTS_PER_TURN}")
+    code, out, _ = run(capsys, "replay", str(db), "s1", "--verify")
+    assert code == 1
+    assert out.splitlines()[:4] == [
+        "session s1: DIVERGED at record 33 (re-act-observed)",
+        "  compared: turn digest",
+        f"  expected (logged):  {'00' * 32}",
+        f"  actual (replayed):  {json.loads(run(capsys, 'replay', str(db), 's1', '--verify', '--json')[1])['divergence']['actual']}",
+    ]
+    assert f"agent-core fork {db} s1 --at 32" in out
+
+
+def test_a_damaged_log_is_one_line_and_exit_1(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("DELETE FROM inputs WHERE seq = 3")
+    code, out, err = run(capsys, "replay", str(db), "s1")
+    assert (code, out) == (1, "")
+    assert err == (
+        "agent-core replay: session 's1', record 3: found record 4 where record 3 belongs (missing or moved); "
+        "the log is damaged from here on (restore it from a backup or an export, or fork the session before "
+        "this record)\n"
+    )
+
+
+def test_inspect_shows_the_timeline_and_the_state_at_a_record(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "inspect", str(db), "s1", "--at", "3")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "session s1: 65 inputs; showing records 1 to 3"
+    assert lines[2].split() == ["2", "+0.001s", "user-message-received", "idle", "->", "thinking", "'question", "0'"]
+    assert lines[3].strip() == "start call-llm:1:0:0"
+    assert lines[4].split()[:6] == ["3", "+0.001s", "re-act-observed", "thinking", "->", "acting"]
+    assert [line.strip() for line in lines[5:8]] == [
+        "tokens: 100 in, 10 out",
+        "done call-llm:1:0:0 after 0 ms",
+        "start call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2",
+    ]
+    assert "  phase: acting (turn 1: 1 model calls, 3 tool calls, 110 tokens)" in lines
+    assert "  effects that should run: call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2" in lines
+
+
+def test_inspect_json(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "inspect", str(db), "s1", "--from", "60", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["at"] == 65
+    assert [entry["seq"] for entry in data["timeline"]] == [60, 61, 62, 63, 64, 65]
+    assert data["timeline"][-1]["phase_after"] == "idle"
+    assert data["state"]["state_hash"] == state_hash(replay(session(2)))
+
+
+def test_fork_then_export_and_import(db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "fork", str(db), "s1", "--at", "10")[1].splitlines()[0] == "forked s1@10 from s1 at record 10"
+    exported = tmp_path / "fork.jsonl"
+    code, _, err = run(capsys, "export", str(db), "s1@10", "-o", str(exported))
+    assert code == 0 and err == f"wrote 10 inputs of s1@10 to {exported}\n"
+    assert exported.read_bytes() == encode_log(session(2)[:10])
+    other = tmp_path / "other.db"
+    code, out, _ = run(capsys, "import", str(other), str(exported), "--as", "copy", "--json")
+    assert code == 0 and json.loads(out) == {"session_id": "copy", "inputs": 10, "schema_version": 1}
+    code, out, _ = run(capsys, "export", str(other), "copy")
+    assert out.encode() == encode_log(session(2)[:10])
+
+
+def test_an_origin_log_imports_with_its_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "import", str(tmp_path / "new.db"), str(FIXTURES / "origin-v0.jsonl"))
+    assert code == 0
+    assert (
+        out
+        == f"imported 14 inputs from {FIXTURES / 'origin-v0.jsonl'} as session origin-v0 (schema version 0, upcast when read)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (encode_log(session(1))[:-20], "record 33: Input data was truncated; expected a JSON-lines agent-core log"),
+        (b'{"type":"timer-fired","timestamp":1}\n', "record 1: a log must start with a session-started record"),
+        (
+            encode_log(session(0)).replace(b'"schema_version":1', b'"schema_version":4'),
+            "record 1: schema version 4 is newer than this release reads (1); upgrade agent-core; nothing was changed",
+        ),
+    ],
+    ids=["truncated", "no-session-started", "unknown-schema"],
+)
+def test_a_bad_log_file_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, error: str
+) -> None:
+    log, store = tmp_path / "bad.jsonl", tmp_path / "new.db"
+    log.write_bytes(content)
+    code, out, err = run(capsys, "import", str(store), str(log))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"agent-core import: {log}: {error}") and err.count("\n") == 1
+    assert not store.exists()
+
+
+@pytest.mark.parametrize("command", ["sessions", "replay", "inspect", "export", "fork"])
+def test_a_file_that_is_not_a_store_is_one_line_and_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"not a database at all, just text" * 100)
+    argv = (
+        [command, str(path)] + ([] if command == "sessions" else ["s1"]) + (["--at", "1"] if command == "fork" else [])
+    )
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"agent-core {command}: {path}: not an agent-core store (file is not a database); "
+        "expected a store written by `agent-core run --db` or `agent-core import`\n"
+    )
+    assert path.read_bytes() == b"not a database at all, just text" * 100
+
+
+def test_an_unknown_session_names_the_command_to_list_them(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "inspect", str(db), "nope")
+    assert code == 2
+    assert (
+        err
+        == "agent-core inspect: no session 'nope' in the store (1 sessions; list them with `agent-core sessions DB`)\n"
+    )
