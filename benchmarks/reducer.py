@@ -47,26 +47,33 @@ from agent_core import (
 )
 
 HELP = """\
-Measurements (each timed with time.perf_counter_ns after a warm-up; median and min of repeated runs):
+Measurements (time.perf_counter_ns, a warm-up run, then the median and the min of repeated runs):
 
-1. transitions/s  A realistic mixed stream: turns of a user message, then 4 rounds of
-                  llm-message-started/-completed, re-act-observed asking for 3 parallel tool calls,
-                  tool-call-started x3, tool-call-completed x3, then a final answer (40 inputs, 6
-                  messages, 12 tool calls per turn), folded onto a 1,000-message session; and each
-                  input kind alone on that session.
+1. transitions/s  The mixed stream: turns of a user message, 4 rounds of llm-message-started/
+                  -completed, re-act-observed asking for 3 parallel tool calls, tool-call-started x3
+                  and tool-call-completed x3, then an answer (40 inputs, 6 messages and 12 tool
+                  calls per turn), folded onto a 1,000-message session; and each input kind alone.
                   Target: >= 500,000/s for simple inputs (tool-call-completed on 1,000 messages).
-2. scaling        Time per transition (the mixed turn, and each input kind) on sessions of 100,
-                  10,000 and 100,000 messages, built by folding one generated log once.
+2. scaling        Time per transition on sessions of 100, 1,000, 10,000 and 100,000 messages
+                  (built by folding one generated log once). "mixed stream" folds turns never
+                  folded before in each run, so the paths it walks in the persistent maps are cold
+                  in the processor's caches, as in a replay or a live session; "mixed turn
+                  (repeated)" and the per-kind rows repeat one input on one state: warm caches.
                   Target: the 100,000-message case within 1.5x of the 100-message case.
 3. replay         decode_log + replay of a JSON-lines log of 1,000,000 inputs (100,000 with
                   --quick) against msgspec.json.Decoder().decode_lines of the same bytes (untyped,
-                  no validation) in the same run. Target: >= 33% of the raw decode throughput.
+                  no validation), timed in turn in the same run. Target: >= 33% of the raw decode
+                  throughput.
 4. memory         Peak traced memory (tracemalloc) while folding a 100,000-message session
-                  (10,000 with --quick), relative to its raw content bytes (UTF-8 bytes of message
-                  contents, tool-call parameters and results). Target: <= 3x.
+                  (10,000 with --quick), relative to its raw content: the UTF-8 bytes of message
+                  contents, tool-call parameters and results. Target: <= 3x.
 5. per call       effects_at and llm_context on a thinking state (after a turn's 12 tool results)
-                  and effects_at on an acting state (3 open calls), at each session size. They run
-                  after every transition in the runner. Target: no growth with the session (1.5x).
+                  and effects_at on an acting state (3 open calls), at each session size: the
+                  runner derives effects after every transition. Target: no growth (within 1.5x).
+
+The targets table checks the medians and, beside them, the minimums: on a busy machine the
+medians carry other processes' noise. The garbage collector runs as usual during every timed
+run; the prebuilt sessions are frozen (gc.freeze) so that they are not walked again and again.
 """
 
 SIZES = (100, 1_000, 10_000, 100_000)
