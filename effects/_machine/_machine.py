@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -17,14 +16,12 @@ from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._loop import reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
-from ._run import EffectRun, enter_run, leave_run
 from ._subscribers import Handler, Subscribers
+from ._tasks import EffectTasks
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
-
-logger = logging.getLogger("effects.machine")
 
 
 class Machine(Generic[S, I, E]):
@@ -57,12 +54,10 @@ class Machine(Generic[S, I, E]):
         journal: Journal[I] | None = None,
     ) -> None:
         self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check)
-        self._run_effect = run_effect
         self._journal = journal
         self._subscribers = Subscribers()
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify)
         self._queue: deque[I] = deque()
-        self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
-        self._active = 0  # effect tasks not yet exited (cancelled ones included) and not parked
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
@@ -142,7 +137,7 @@ class Machine(Generic[S, I, E]):
                 return
 
     def _is_settled(self) -> bool:
-        return not self._queue and not self._active
+        return not self._queue and not self._tasks.active
 
     def _notify(self) -> None:
         """Wake whoever waits in :meth:`settled`, when there is something to see."""
@@ -190,9 +185,7 @@ class Machine(Generic[S, I, E]):
                 self._queue.clear()
                 self._publish_all(self._core.apply(batch, journal=self._journal, reconcile=False).events)
         finally:
-            for run in self._runs.values():
-                run.cancel(MACHINE_STOPPED)
-            self._runs.clear()
+            self._tasks.cancel_all(MACHINE_STOPPED)
             self._publish_all(self._core.stop(MACHINE_STOPPED))
             tg.cancel_scope.cancel(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
@@ -221,57 +214,13 @@ class Machine(Generic[S, I, E]):
         result = self._core.apply(batch, journal=self._journal)
         self._broken = False
         for key in result.plan.cancel:
-            self._runs.pop(key).cancel(NO_LONGER_DERIVED)
+            self._tasks.cancel(key, NO_LONGER_DERIVED)
         self._publish_all(result.events)
-        state = self._core.current()
-        for key, eff in result.starting.items():
-            self._launch(key, eff, state)
-
-    def _launch(self, key: str, eff: E, state: S) -> None:
-        try:
-            controller = self._run_effect(eff, state, key)
-        except Exception as error:
-            self._report_end(key, error)
-            return
-        assert self._tg is not None and self._schedule is not None
-        run: EffectRun[I] = EffectRun(key, eff, self.dispatch, self._schedule, self._parked)
-        self._runs[key] = run
-        self._active += 1
-        self._tg.start_soon(self._run, run, controller, name=f"effect {key}")
-
-    async def _run(self, run: EffectRun[I], controller: Controller[I]) -> None:
-        token = enter_run(run)
-        try:
-            with run.scope:
-                await controller.start(run.dispatch)
-        except Exception as error:
-            self._ended(run, error)
-        else:
-            self._ended(run, None)
-        finally:
-            leave_run(token)
-            if not run.parked:
-                self._active -= 1
-            run.done = True
-            self._notify()
-
-    def _parked(self, parked: bool) -> None:
-        self._active += -1 if parked else 1
-        if parked:
-            self._notify()
-
-    def _ended(self, run: EffectRun[I], error: Exception | None) -> None:
-        if run.cancelled or self._runs.get(run.key) is not run:
-            if error is not None:
-                logger.warning("effect %r raised while being cancelled", run.key, exc_info=error)
-            return
-        del self._runs[run.key]
-        self._report_end(run.key, error)
-
-    def _report_end(self, key: str, error: Exception | None) -> None:
-        event = self._core.effect_ended(key, error)
-        if event is not None:
-            self._subscribers.publish(event)
+        if result.starting:
+            assert self._tg is not None and self._schedule is not None
+            state = self._core.current()
+            for key, eff in result.starting.items():
+                self._tasks.launch(self._tg, self.dispatch, self._schedule, key, eff, state)
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish
