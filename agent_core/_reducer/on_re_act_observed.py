@@ -8,6 +8,7 @@ from msgspec.structs import replace
 from .._inputs import CompleteReAct, ContinueReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
 from ._common import end_turn, exhaust, reject, require_thinking, settle
+from ._stuck import Repeats, count_repeats
 
 
 def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
@@ -25,7 +26,7 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
         config = state.config
         limit = config.max_tool_calls
         if limit is None or turn.tool_call_count + len(requests) <= limit:
-            repeats, stuck = _count_repeats(turn, requests, config.max_identical_tool_calls)
+            repeats, stuck = count_repeats(turn, requests, config.max_identical_tool_calls)
             if not stuck:
                 return settle(_continue(state, inp, turn, requests, repeats))
     return _complete_or_guarded(state, inp, turn)
@@ -103,7 +104,7 @@ def _complete_or_guarded(state: AgentState, inp: ReActObserved, turn: Turn) -> A
             f"the turn's budget of {limit} tool calls is spent ({turn.tool_call_count} used, {len(requests)} asked)"
         )
         return exhaust(_record_requests(state, turn, requests, detail), "max-tool-calls", detail)
-    _, stuck = _count_repeats(turn, requests, state.config.max_identical_tool_calls)
+    _, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
     assert stuck, "on_re_act_observed records unguarded requests itself"
     return exhaust(_record_requests(state, turn, requests, stuck), "stuck", stuck)
 
@@ -159,39 +160,6 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
                 "tool-call-id-unique",
                 f"tool call id {call_id!r} is already used in this session; expected new ids",
             )
-
-
-Repeats = tuple[tuple[str, str, int], ...]
-
-# The counts behind the last repeats tuple built, so the next batch of the same turn
-# starts from them instead of rebuilding a dict of every (tool, parameters) pair the
-# turn asked for (a cost that grows with the turn). A one-entry cache keyed by the
-# identity of the tuple it made (which it keeps alive): results never depend on it.
-_last_counts: tuple[Repeats, dict[tuple[str, str], int]] = ((), {})
-
-
-def _count_repeats(turn: Turn, requests: dict[str, ToolCallRequest], threshold: int) -> tuple[Repeats, str]:
-    global _last_counts
-    repeats = turn.repeats
-    built, cached = _last_counts
-    counts = dict(cached) if built is repeats else {(name, parameters): n for name, parameters, n in repeats}
-    appended: list[tuple[str, str, int]] = []
-    for request in requests.values():
-        key = (request.name, request.parameters)
-        n = counts.get(key, 0) + 1
-        counts[key] = n
-        if n >= threshold:
-            return (), (
-                f"tool {request.name!r} was asked {n} times in this turn with the same parameters "
-                f"{request.parameters}; the agent looks stuck"
-            )
-        appended.append((request.name, request.parameters, n))
-    if all(n == 1 for _, _, n in appended):
-        result = repeats + tuple(appended)  # only new pairs: they go last, in the order asked
-    else:
-        result = tuple((name, parameters, n) for (name, parameters), n in counts.items())
-    _last_counts = (result, counts)
-    return result, ""
 
 
 def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], refused: str) -> AgentState:
