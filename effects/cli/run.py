@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,10 +21,11 @@ import anyio
 
 from agent_core import AgentInput, encode_log, phase, state_hash
 
-from .._agent import Agent, RandomIds, SequentialIds
+from .._agent import Agent, RandomIds, SequentialIds, Session
 from .._clock import Clock, ManualClock, SystemClock
 from .._machine import InputReceived, MachineEvent
 from .._scripted import ScriptedModel
+from .._store import SqliteStore, StoreError, open_session
 from ..demo import CONFIG, QUESTIONS, demo_script, demo_tools
 from ._transcript import Transcript
 
@@ -71,6 +74,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--wall-clock", action="store_true", help="use the real clock and random ids instead of fixed ones"
     )
+    parser.add_argument(
+        "--db", metavar="PATH", help="log every input to this SQLite store; a stored session resumes where it stopped"
+    )
+    parser.add_argument("--session", metavar="ID", help="the session's id in --db (default: demo)")
     parser.set_defaults(func=run)
 
 
@@ -80,8 +87,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.chunk_size < 0:
         print(f"agent-core run: --chunk-size must be 0 or more, got {args.chunk_size}", file=sys.stderr)
         return 2
+    if args.session and not args.db:
+        print("agent-core run: --session needs --db PATH (the store that holds the session)", file=sys.stderr)
+        return 2
     inputs: list[AgentInput] = []
-    state = anyio.run(_session, args, stream, inputs)
+    try:
+        state = anyio.run(_session, args, stream, inputs)
+    except StoreError as error:
+        print(f"agent-core run: {error}", file=sys.stderr)
+        return 2
     if args.log is not None:
         args.log.write_bytes(encode_log(inputs))
     stream.write(f"\nphase: {phase(state).value}\n")
@@ -116,12 +130,33 @@ async def _session(args: argparse.Namespace, out: TextIO, inputs: list[AgentInpu
     tools = ", ".join(agent.toolbox.names())
     write("agent-core run: a scripted model and local tools, offline\n")
     write(f"tools: {tools}\n")
-    async with agent.running() as session:
+    async with _running(args, agent) as session:
         session.subscribe(keep)
         session.subscribe(Transcript(write))
-        for question in QUESTIONS:
+        await session.settled()  # a resumed session first finishes the turn it was in
+        asked = sum(session.state.messages[i].role == "user" for i in range(len(session.state.messages)))
+        for question in QUESTIONS[asked:]:  # a resumed session goes on with the questions it was not asked
             session.send(question)
             await session.settled()
             if isinstance(clock, ManualClock):
                 clock.advance(PAUSE_MS)
         return session.state
+
+
+@asynccontextmanager
+async def _running(args: argparse.Namespace, agent: Agent) -> AsyncIterator[Session]:
+    """The session: in memory, or logged to ``--db`` (new, or resumed from the store)."""
+    if not args.db:
+        async with agent.running() as session:
+            yield session
+        return
+    store = SqliteStore(args.db)
+    tools = [agent.toolbox[name] for name in agent.toolbox.names()]
+    try:
+        async with open_session(
+            store, args.session or agent.session_id or "demo", agent.model, tools=tools, config=agent.config,
+            clock=agent.clock, ids=agent.ids,
+        ) as session:  # fmt: skip
+            yield session
+    finally:
+        store.close()
