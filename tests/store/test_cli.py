@@ -185,3 +185,21 @@ def test_an_unknown_session_names_the_command_to_list_them(db: Path, capsys: pyt
         err
         == "agent-core inspect: no session 'nope' in the store (1 sessions; list them with `agent-core sessions DB`)\n"
     )
+
+
+def test_run_with_a_store_logs_the_demo_and_resumes_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = run(capsys, "run")[1].splitlines()[-1]
+    db = str(tmp_path / "demo.db")
+    code, out, _ = run(capsys, "run", "--db", db)
+    assert code == 0 and out.splitlines()[-1] == plain  # the same session, now durable
+    inputs = json.loads(run(capsys, "sessions", db, "--json")[1])[0]["length"]
+    code, out, _ = run(capsys, "run", "--db", db, "--session", "demo")
+    assert code == 0 and out.splitlines()[-1] == plain  # resumed: every question was answered, nothing is added
+    assert json.loads(run(capsys, "sessions", db, "--json")[1])[0]["length"] == inputs
+    assert run(capsys, "replay", db, "demo", "--verify")[1].splitlines()[-1] == plain
+
+
+def test_run_session_needs_a_store(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "run", "--session", "x")
+    assert code == 2
+    assert err == "agent-core run: --session needs --db PATH (the store that holds the session)\n"
