@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
+from msgspec.structs import replace
 
 from .._inputs import (
     INPUT_TAGS,
@@ -42,7 +43,12 @@ def invalid_input(state: AgentState) -> SearchStrategy[AgentInput]:
     unknown or duplicate ids, completing or deciding a finished call, approving a call that
     needs no approval, a second ``session-started``, a timer that is not due, a model reply
     while a message still streams, a reply observed before it was called, negative token usage."""
-    return st.composite(lambda draw: draw_invalid(draw, state))()
+    return _invalid_inputs(state)
+
+
+@st.composite
+def _invalid_inputs(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return draw_invalid(draw, state)
 
 
 def draw_invalid(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -81,8 +87,7 @@ def mistakes(state: AgentState) -> list[Mistake]:
 
 def _wrong_phase(draw: st.DrawFn, state: AgentState) -> AgentInput:
     tag = pick(draw, [tag for tag in INPUT_TAGS if tag not in valid_inputs(state)])
-    inp: AgentInput = draw(BY_TAG[tag](timestamp=later(draw, state)))
-    return inp
+    return replace(draw(_ANY[tag]), timestamp=later(draw, state))
 
 
 def _unknown_call(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -95,12 +100,11 @@ def _unknown_call(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _backwards(draw: st.DrawFn, state: AgentState) -> AgentInput:
     earlier = draw(st.integers(max(0, state.timestamp - 90_000), state.timestamp - 1))
-    inp: AgentInput = draw(pick(draw, list(BY_TAG.values()))(timestamp=earlier))
-    return inp
+    return replace(draw(_ANY[pick(draw, INPUT_TAGS)]), timestamp=earlier)
 
 
 def _bad_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
-    started: SessionStarted = draw(session_started(timestamp=later(draw, state)))
+    started = replace(draw(_SESSION), timestamp=later(draw, state))
     problem = draw(st.integers(0, 2))
     if problem == 0:
         return SessionStarted(timestamp=started.timestamp, session_id="", config=started.config, tools=started.tools)
@@ -112,8 +116,7 @@ def _bad_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 
 def _second_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
-    started: SessionStarted = draw(session_started(timestamp=later(draw, state)))
-    return started
+    return replace(draw(_SESSION), timestamp=later(draw, state))
 
 
 def _duplicate_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -193,4 +196,7 @@ def _duplicate_call_id(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ReActObserved(timestamp=at, called_llm_at=at, observation=ContinueReAct(tool_calls=batch))
 
 
+# Built once: drawing from prebuilt strategies and then setting the time keeps generation cheap.
+_ANY: dict[str, SearchStrategy[AgentInput]] = {tag: strategy(timestamp=st.just(0)) for tag, strategy in BY_TAG.items()}
+_SESSION: SearchStrategy[SessionStarted] = session_started(timestamp=0)
 _RESULTS = tool_results()

@@ -47,7 +47,7 @@ _WEIGHTS = (
     ("re-act-observed", 6),
     ("tool-call-completed", 5),
     ("llm-message-completed", 4),
-    ("tool-call-started", 3),
+    ("tool-call-started", 6),
     ("tool-call-approved", 3),
     ("user-message-received", 2),
     ("llm-message-started", 2),
@@ -106,7 +106,12 @@ def next_input(state: AgentState, *, kind: str | None = None) -> SearchStrategy[
     kinds = next_input_kinds(state)
     if kind is not None and kind not in kinds:
         raise ValueError(f"cannot draw a {kind!r} input in this state; expected one of: {', '.join(kinds)}")
-    return st.composite(lambda draw: draw_next(draw, state, kind))()
+    return _next_inputs(state, kind)
+
+
+@st.composite
+def _next_inputs(draw: st.DrawFn, state: AgentState, kind: str | None) -> AgentInput:
+    return draw_next(draw, state, kind)
 
 
 def draw_next(draw: st.DrawFn, state: AgentState, kind: str | None = None) -> AgentInput:
@@ -117,7 +122,10 @@ def draw_next(draw: st.DrawFn, state: AgentState, kind: str | None = None) -> Ag
     """
     if kind is None:
         kinds = next_input_kinds(state)
-        kind = pick(draw, [tag for tag, weight in _WEIGHTS if tag in kinds for _ in range(weight)])
+        # While a retry backoff runs, its timer is what usually comes next.
+        boost = {"timer-fired": 5} if phase(state) is Phase.RETRYING else {}
+        weighted = [tag for tag, weight in _WEIGHTS if tag in kinds for _ in range(boost.get(tag, weight))]
+        kind = pick(draw, weighted)
     return _BUILDERS[kind](draw, state)
 
 
@@ -178,14 +186,15 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     at = later(draw, state)
     called = at - draw(st.integers(0, min(at, 30_000)))
     usage = draw(_USAGES)
-    if draw(st.integers(0, 3)) == 3:
+    if draw(st.integers(0, 4)) == 4:
         return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage)
-    # Mostly registered tools, sometimes a name the session does not know.
-    names = [*state.tools, "no_such_tool"]
     requests: dict[str, ToolCallRequest] = {}
     for _ in range(draw(st.integers(1, 3))):
         call_id = fresh_id(draw, state, "t", lambda i: i in state.tool_calls or i in requests)
-        requests[call_id] = ToolCallRequest(name=pick(draw, names), parameters=pick(draw, PARAMETERS))
+        # Mostly registered tools, now and then a name the session does not know.
+        unknown = not state.tools or draw(st.integers(0, 7)) == 7
+        name = "no_such_tool" if unknown else pick(draw, list(state.tools))
+        requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, PARAMETERS))
     return ReActObserved(
         timestamp=at, called_llm_at=called, observation=ContinueReAct(tool_calls=requests), usage=usage
     )

@@ -40,7 +40,7 @@ def sessions(
         timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9),
         session_id=ids(),
         config=field(config, agent_configs()),
-        tools=field(tools, tool_lists()),
+        tools=field(tools, tool_lists(min_size=1)),
     )
 
     @st.composite

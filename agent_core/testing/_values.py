@@ -71,12 +71,14 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "system_prompt": st.text(max_size=20),
         "initial_context_window": st.integers(0, 12),
         "context_window_step": st.integers(0, 12),
-        "max_model_calls": st.none() | st.integers(1, 10),
-        "max_tool_calls": st.none() | st.integers(0, 12),
-        "max_tokens": st.none() | st.integers(1, 10_000),
-        "max_turn_ms": st.none() | st.integers(0, 300_000),
+        # Budgets from a few telling values (0, tight, loose), so each shows up in few examples;
+        # off half the time, so that turns also run long.
+        "max_model_calls": st.sampled_from((None, None, None, None, 0, 1, 3, 8)),
+        "max_tool_calls": st.sampled_from((None, None, None, None, 0, 1, 3, 12)),
+        "max_tokens": st.sampled_from((None, None, None, 0, 500, 5_000)),
+        "max_turn_ms": st.sampled_from((None, None, None, 0, 1_000, 30_000, 300_000)),
         "on_budget_exhausted": st.sampled_from(("fail", "final-answer")),
-        "max_identical_tool_calls": st.integers(1, 5),
+        "max_identical_tool_calls": st.sampled_from((3, 4, 2, 10, 1)),
         "llm_max_attempts": st.integers(1, 4),
         "retry_base_ms": st.integers(0, 2_000),
         "retry_max_ms": st.integers(0, 30_000),
@@ -92,15 +94,16 @@ def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> Search
         name=field(name, st.sampled_from(TOOL_NAMES) | ids()),
         description=st.text(max_size=20),
         parameters=st.sampled_from(_SCHEMAS),
-        requires_approval=st.booleans(),
+        requires_approval=st.sampled_from((False, False, True)),
         idempotent=st.booleans(),
         timeout_ms=st.none() | st.integers(1, 60_000),
     )
 
 
-def tool_lists(*, max_size: int = 4) -> SearchStrategy[tuple[ToolDefinition, ...]]:
+def tool_lists(*, min_size: int = 0, max_size: int = 4) -> SearchStrategy[tuple[ToolDefinition, ...]]:
     """Tuples of tool definitions with unique names (what ``session-started`` accepts)."""
-    return st.lists(tool_definitions(), max_size=max_size, unique_by=lambda tool: tool.name).map(tuple)
+    tools = st.lists(tool_definitions(), min_size=min_size, max_size=max_size, unique_by=lambda tool: tool.name)
+    return tools.map(tuple)
 
 
 def usages() -> SearchStrategy[Usage]:
