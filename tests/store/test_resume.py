@@ -60,6 +60,33 @@ async def test_a_new_session_is_logged_before_anything_depends_on_it(tmp_path: P
 
 
 @pytest.mark.anyio
+async def test_subscribers_see_only_states_whose_inputs_are_committed(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    lagging: list[tuple[int, int]] = []
+
+    def on_event(event: MachineEvent) -> None:
+        if isinstance(event, StateUpdated):
+            stored = store.session("s1").length
+            if stored < event.state.step:
+                lagging.append((event.state.step, stored))
+
+    model = ScriptedModel([call_tools(("echo", {"text": "a"}), ("echo", {"text": "b"})), say("done")])
+
+    @tool
+    def echo(text: str) -> str:
+        """Say it back."""
+        return text
+
+    async with open_session(store, "s1", model, tools=[echo], clock=ManualClock(START)) as session:
+        session.subscribe(on_event)
+        session.send("echo a and b")
+        await session.settled()
+        steps = session.state.step
+    assert steps == store.session("s1").length == 10
+    assert lagging == []
+
+
+@pytest.mark.anyio
 async def test_a_tool_that_was_running_at_a_crash_is_completed_as_interrupted_not_rerun(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     runs: list[str] = []
