@@ -62,7 +62,10 @@ def connect(path: str | os.PathLike[str], *, readonly: bool, synchronous: Synchr
     if readonly and name != ":memory:" and not Path(name).is_file():
         raise NotAStore(f"{name}: no such file; {_ADVICE}")
     target = f"{Path(name).resolve().as_uri()}?mode=ro" if readonly and name != ":memory:" else name
-    connection = sqlite3.connect(target, uri=readonly, isolation_level=None, check_same_thread=False)
+    try:
+        connection = sqlite3.connect(target, uri=readonly, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as error:
+        raise NotAStore(f"{name}: cannot open it ({error}); {_ADVICE}") from None
     try:
         connection.execute("PRAGMA busy_timeout = 10000")
         _check_or_create(connection, name, readonly)

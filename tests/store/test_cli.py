@@ -203,3 +203,20 @@ def test_run_session_needs_a_store(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "run", "--session", "x")
     assert code == 2
     assert err == "agent-core run: --session needs --db PATH (the store that holds the session)\n"
+
+
+def test_a_record_of_a_newer_schema_is_refused_with_advice(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE inputs SET version = 2 WHERE seq = 3")
+    code, out, err = run(capsys, "replay", str(db), "s1")
+    assert (code, out) == (2, "")
+    assert err == (
+        "agent-core replay: session 's1': record 3: schema version 2 is newer than this release reads (1); "
+        "upgrade agent-core; nothing was changed\n"
+    )
+
+
+def test_a_store_in_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "import", str(tmp_path / "no" / "such" / "log.db"), str(FIXTURES / "golden-v1.jsonl"))
+    assert code == 2
+    assert err.startswith(f"agent-core import: {tmp_path / 'no' / 'such' / 'log.db'}: cannot open it (unable to open")
