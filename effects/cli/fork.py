@@ -46,4 +46,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"forked {journal.session_id} from {args.session} at record {args.at}")
     print(f"phase there: {phase(journal.state).value}; inputs: {journal.seq}")
     return 0
-
