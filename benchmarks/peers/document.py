@@ -15,7 +15,7 @@ from .workload import MODEL_CALLS_PER_TURN
 NAME = "peers"
 
 
-def document(summary: Summary, preset: str, seconds: float, wins: list[str]) -> dict[str, Any]:
+def document(summary: Summary, command: str, preset: str, seconds: float, wins: list[str]) -> dict[str, Any]:
     """Settings, versions, every contender's numbers, the long runs' per-turn series, the peer wins."""
     results = summary.results
     entries = []
@@ -36,7 +36,7 @@ def document(summary: Summary, preset: str, seconds: float, wins: list[str]) -> 
     return {
         "benchmark": NAME,
         "date": time.strftime("%Y-%m-%d"),
-        "command": f"python -m benchmarks.peers --{preset}",
+        "command": command,
         "preset": preset,
         "settings": results.settings,
         "seconds": round(seconds, 1),

@@ -48,14 +48,16 @@ Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is 
   resume       open the store, build the agent, load the conversation (sqlite), interleaved.
   memory       tracemalloc peak of a conversation run alone, and what it held at its end.
 
---quick (default) takes a few minutes on 2 cores: the long conversation has 200 rounds.
---full runs 1,000 rounds and more samples; LangGraph's per-round cost grows with the
-conversation, so it takes about an hour. Progress goes to stderr; the tables to stdout;
-the numbers to benchmarks/results/peers.json.
+--quick (default) takes about four minutes on 2 cores: 3 samples of overhead, a long
+conversation of 100 rounds, memory traced over 50 rounds. --full takes 9 samples, 1,000
+rounds and 200 traced rounds; LangGraph's per-round cost grows with the conversation, so
+it takes more than an hour (narrow it with --only and --modes). With --rounds 1000 and
+--only, a single peer's 1,000-round numbers take minutes. Progress goes to stderr, the
+tables to stdout, the numbers to benchmarks/results/peers.json (or --out).
 """
 
 PRESETS = {
-    "quick": {"turns": 4, "repeat": 5, "warmup": 1, "long_rounds": 200, "memory_rounds": 100, "resume_repeat": 5},
+    "quick": {"turns": 4, "repeat": 3, "warmup": 1, "long_rounds": 100, "memory_rounds": 50, "resume_repeat": 3},
     "full": {"turns": 4, "repeat": 9, "warmup": 2, "long_rounds": 1000, "memory_rounds": 200, "resume_repeat": 9},
 }
 
@@ -67,7 +69,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--quick", dest="preset", action="store_const", const="quick", help="a few minutes (default)")
-    size.add_argument("--full", dest="preset", action="store_const", const="full", help="1,000 rounds; about an hour")
+    size.add_argument("--full", dest="preset", action="store_const", const="full", help="1,000 rounds; over an hour")
     parser.add_argument("--rounds", type=int, help="rounds of the long conversation (a multiple of 5, at least 100)")
     parser.add_argument("--memory-rounds", type=int, help="rounds of the conversation traced for memory (0: skip)")
     parser.add_argument(
@@ -152,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
     print("\nWhere a peer does better: " + ("nowhere in this run" if not wins else ""))
     for line in wins:
         print(f"  {line}")
-    path = write(document(summary, args.preset, time.monotonic() - started, wins), args.out)
+    command = " ".join(["python -m benchmarks.peers", *(sys.argv[1:] if argv is None else argv)])
+    path = write(document(summary, command, args.preset, time.monotonic() - started, wins), args.out)
     print(f"\nwritten to {path}")
 
 
