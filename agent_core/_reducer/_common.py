@@ -173,10 +173,11 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
     """
     turn = state.turn
     assert turn is not None
-    why = f"the turn was {kind} ({detail or reason})"
+    dangling = turn.open_call_ids + turn.awaiting_ids
+    why = f"the turn was {kind} ({detail or reason})" if dangling else ""
     state = replace(
         state,
-        tool_calls=close_calls(state, turn.open_call_ids + turn.awaiting_ids, why),
+        tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
         messages=_close_streaming(state, turn),
         turn=None,
         last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),

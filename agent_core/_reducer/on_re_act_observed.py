@@ -73,6 +73,17 @@ def _complete_or_guarded(state: AgentState, inp: ReActObserved, turn: Turn) -> A
     """Count the call, then close the turn as completed, or apply the guard that tripped."""
     step = state.step + 1
     usage = inp.usage
+    if isinstance(inp.observation, CompleteReAct):
+        # The turn closes, so its counters are not kept: only the session's are.
+        state = replace(
+            state,
+            timestamp=inp.timestamp,
+            step=step,
+            called_llm_at=inp.called_llm_at,
+            input_tokens=state.input_tokens + usage.input_tokens,
+            output_tokens=state.output_tokens + usage.output_tokens,
+        )
+        return end_turn(state, "completed", turn.exhausted)
     spent = usage.input_tokens + usage.output_tokens
     turn = replace(
         turn,
@@ -91,8 +102,7 @@ def _complete_or_guarded(state: AgentState, inp: ReActObserved, turn: Turn) -> A
         output_tokens=state.output_tokens + usage.output_tokens,
     )
     observation = inp.observation
-    if isinstance(observation, CompleteReAct):
-        return end_turn(state, "completed", turn.exhausted)
+    assert isinstance(observation, ContinueReAct)
     requests = observation.tool_calls
     if turn.final_answer:
         refused = "tools are disabled: the turn's budget is spent and it must answer now"
