@@ -156,6 +156,9 @@ def tool(
     ``requires_approval`` makes each call wait for ``tool-call-approved``;
     ``idempotent`` tells the model (and a resumed session) that running it
     twice is safe; ``timeout_ms`` bounds one call, measured on the session's clock.
+
+    A sync function's thread cannot be interrupted: when its call times out or
+    is cancelled, the thread runs to its end and its result is dropped.
     """
 
     def wrap(function: Callable[P, R]) -> Tool[P, R]:
