@@ -29,6 +29,7 @@ Generated timestamps stay between 0 and the year 2100, and token counts are
 never negative, so every drawn input also survives the JSON and MessagePack codecs.
 """
 
+from ._draw import due_at
 from ._invalid import invalid_input
 from ._kinds import (
     context_window_expanded,
@@ -47,7 +48,7 @@ from ._kinds import (
     tool_call_started,
     user_message_received,
 )
-from ._next import due_at, next_input, next_input_kinds
+from ._next import next_input, next_input_kinds
 from ._sessions import fold, sessions
 from ._values import (
     agent_configs,

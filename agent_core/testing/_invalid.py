@@ -30,9 +30,9 @@ from .._inputs import (
 )
 from .._phase import Phase, phase, valid_inputs
 from .._state import AgentState
+from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import BY_TAG, session_started
-from ._next import due_at, fresh_id, later, message_taken, pick, recent_calls
-from ._values import ids, observations, tool_definitions, tool_results
+from ._values import ids, observations, texts, tool_definitions, tool_results
 
 Mistake = Callable[[st.DrawFn, AgentState], AgentInput]
 _CALL_INPUTS: tuple[Callable[..., AgentInput], ...] = (ToolCallStarted, ToolCallApproved, ToolCallDenied)
@@ -41,7 +41,7 @@ _CALL_INPUTS: tuple[Callable[..., AgentInput], ...] = (ToolCallStarted, ToolCall
 def invalid_input(state: AgentState) -> SearchStrategy[AgentInput]:
     """Inputs ``state`` must refuse: time going backwards, a kind its phase does not accept,
     unknown or duplicate ids, completing or deciding a finished call, approving a call that
-    needs no approval, a second ``session-started``, a timer that is not due, a model reply
+    needs no approval, a second ``session-started``, empty ids, a timer that is not due, a model reply
     while a message still streams, a reply observed before it was called, negative token usage."""
     return _invalid_inputs(state)
 
@@ -62,6 +62,8 @@ def mistakes(state: AgentState) -> list[Mistake]:
     if state.timestamp > 0:
         found.append(_backwards)
     found.append(_bad_session if not state.started else _second_session)
+    if state.started:
+        found.append(_empty_id)
     if state.message_index:
         found.append(_duplicate_message)
     calls = [state.tool_calls[i] for i in recent_calls(state)]
@@ -117,6 +119,14 @@ def _bad_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _second_session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return replace(draw(_SESSION), timestamp=later(draw, state))
+
+
+def _empty_id(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    if phase(state) is Phase.THINKING and draw(st.booleans()):
+        observation = ContinueReAct(tool_calls={"": ToolCallRequest(name="search")})
+        return ReActObserved(timestamp=at, called_llm_at=at, observation=observation)
+    return UserMessageReceived(timestamp=at, message_id="", content=draw(_TEXTS))
 
 
 def _duplicate_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -200,3 +210,4 @@ def _duplicate_call_id(draw: st.DrawFn, state: AgentState) -> AgentInput:
 _ANY: dict[str, SearchStrategy[AgentInput]] = {tag: strategy(timestamp=st.just(0)) for tag, strategy in BY_TAG.items()}
 _SESSION: SearchStrategy[SessionStarted] = session_started(timestamp=0)
 _RESULTS = tool_results()
+_TEXTS = texts()

@@ -1,0 +1,155 @@
+"""One builder per input kind: draw an input that a given state accepts.
+
+Each builder assumes its kind is in ``next_input_kinds(state)`` (something to act on).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+
+from .._inputs import (
+    AgentInput,
+    CompleteReAct,
+    ContextWindowExpanded,
+    ContinueReAct,
+    HistoryToolCallsAdded,
+    LlmCallFailed,
+    LlmMessageCompleted,
+    LlmMessageStarted,
+    ReActCancelled,
+    ReActObserved,
+    TimerFired,
+    ToolCallApproved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolCallRequest,
+    ToolCallStarted,
+    UserMessageReceived,
+)
+from .._state import AgentState
+from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
+from ._kinds import session_started
+from ._values import EPOCH_MS, PARAMETERS, texts, tool_results, usages
+
+
+def _user_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    message_id = fresh_id(draw, state, "m", message_taken(state))
+    return UserMessageReceived(timestamp=at, message_id=message_id, content=draw(_TEXTS))
+
+
+def _message_started(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    return LlmMessageStarted(timestamp=at, message_id=fresh_id(draw, state, "m", message_taken(state)))
+
+
+def _message_completed(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    at = later(draw, state)
+    return LlmMessageCompleted(timestamp=at, message_id=state.turn.streaming_message_id, content=draw(_TEXTS))
+
+
+def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    called = at - draw(st.integers(0, min(at, 30_000)))
+    usage = draw(_USAGES)
+    if draw(st.integers(0, 4)) == 4:
+        return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage)
+    requests: dict[str, ToolCallRequest] = {}
+    for _ in range(draw(st.integers(1, 3))):
+        call_id = fresh_id(draw, state, "t", lambda i: i in state.tool_calls or i in requests)
+        # Mostly registered tools, now and then a name the session does not know.
+        unknown = not state.tools or draw(st.integers(0, 7)) == 7
+        name = "no_such_tool" if unknown else pick(draw, list(state.tools))
+        requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, PARAMETERS))
+    return ReActObserved(
+        timestamp=at, called_llm_at=called, observation=ContinueReAct(tool_calls=requests), usage=usage
+    )
+
+
+def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return LlmCallFailed(
+        timestamp=later(draw, state),
+        error=draw(_TEXTS),
+        retryable=draw(st.booleans()),
+        retry_after_ms=draw(_RETRY_AFTER),
+    )
+
+
+def _open_id(draw: st.DrawFn, state: AgentState, status: str | None = None) -> str:
+    assert state.turn is not None
+    calls = state.tool_calls
+    return pick(draw, [i for i in state.turn.open_call_ids if status is None or calls[i].status == status])
+
+
+def _started(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return ToolCallStarted(timestamp=later(draw, state), tool_call_id=_open_id(draw, state, "pending"))
+
+
+def _completed(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    return ToolCallCompleted(timestamp=at, tool_call_id=_open_id(draw, state), result=draw(_RESULTS))
+
+
+def _approved(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    return ToolCallApproved(timestamp=later(draw, state), tool_call_id=pick(draw, state.turn.awaiting_ids))
+
+
+def _denied(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    at = later(draw, state)
+    return ToolCallDenied(timestamp=at, tool_call_id=pick(draw, state.turn.awaiting_ids), reason=draw(_TEXTS))
+
+
+def _expanded(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return ContextWindowExpanded(timestamp=later(draw, state))
+
+
+def _history(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    # Recent calls of the session (any turn), with repeats; the empty request is valid too.
+    at = later(draw, state)
+    recent = recent_calls(state)
+    chosen = tuple(pick(draw, recent) for _ in range(draw(st.integers(0, 4)))) if recent else ()
+    return HistoryToolCallsAdded(timestamp=at, tool_call_ids=chosen)
+
+
+def _timer(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    due = due_at(state.turn)
+    assert due is not None
+    # A timer at exactly its time is due; the runner may also fire it a little late.
+    return TimerFired(timestamp=max(state.timestamp, due) + draw(st.one_of(st.just(0), st.integers(1, 1_000))))
+
+
+def _cancelled(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return ReActCancelled(timestamp=later(draw, state), reason=draw(_TEXTS))
+
+
+def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
+
+
+_TEXTS = texts()
+_USAGES = usages()
+_RESULTS = tool_results()
+_RETRY_AFTER = st.none() | st.integers(0, 60_000)
+
+BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = {
+    "session-started": _session,
+    "user-message-received": _user_message,
+    "llm-message-started": _message_started,
+    "llm-message-completed": _message_completed,
+    "re-act-observed": _observed,
+    "llm-call-failed": _failed,
+    "tool-call-started": _started,
+    "tool-call-completed": _completed,
+    "tool-call-approved": _approved,
+    "tool-call-denied": _denied,
+    "context-window-expanded": _expanded,
+    "history-tool-calls-added": _history,
+    "timer-fired": _timer,
+    "re-act-cancelled": _cancelled,
+}
