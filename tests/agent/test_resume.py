@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from agent_core import AgentInput, ToolCallStarted, ToolSuccess, replay, tag_of
-from effects import Agent, ManualClock, ScriptedModel, SequentialIds, call_tools, say, tool
+from effects import Agent, ManualClock, RandomIds, ScriptedModel, SequentialIds, call_tools, say, tool
 
 from ._helpers import START, Recorder, results, texts
 
@@ -89,3 +89,37 @@ async def test_a_session_resumes_from_its_log_and_completes_a_call_that_was_runn
     assert results(state) == {"call-1": ToolSuccess(content="contents of a")}
     assert texts(state)[-1] == ("assistant", "page a says hello")
     assert replay(journal.inputs) == state
+
+
+@pytest.mark.anyio
+async def test_a_resumed_session_never_reuses_a_message_id() -> None:
+    clock = ManualClock(START)
+    first = Agent(ScriptedModel([say("one")]), clock=clock, ids=SequentialIds(), session_id="s1")
+    async with first.running() as session:
+        session.send("first")
+        await session.settled()
+        folded = session.state
+
+    # A fresh id source starts counting again: the ids the log already holds are skipped.
+    resumed = Agent(ScriptedModel([say("two")]), clock=clock, ids=SequentialIds(), initial=folded)
+    async with resumed.running() as session:
+        second = session.send("second")
+        await session.settled()
+        state = session.state
+
+    assert second == "user-2"
+    assert [state.messages[i].id for i in range(len(state.messages))] == [
+        "user-1",
+        "assistant-1",
+        "user-2",
+        "assistant-2",
+    ]
+
+
+def test_id_sources() -> None:
+    sequential = SequentialIds()
+    assert [sequential.new_id(k) for k in ("user", "user", "assistant")] == ["user-1", "user-2", "assistant-1"]
+    randoms = RandomIds()
+    made = {randoms.new_id("user") for _ in range(100)}
+    assert len(made) == 100
+    assert all(i.startswith("user-") and len(i) == len("user-") + 32 for i in made)
