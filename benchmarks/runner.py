@@ -34,21 +34,10 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import table, write_results
+from _floor import machine_floor
 
 from agent_core import AgentConfig, LlmContext, ReActObserved, Usage
-from effects import (
-    Agent,
-    Controller,
-    Machine,
-    MachineEvent,
-    ModelReply,
-    ScriptedModel,
-    StateUpdated,
-    call_tools,
-    effect,
-    say,
-    tool,
-)
+from effects import Agent, MachineEvent, ModelReply, ScriptedModel, StateUpdated, call_tools, say, tool
 
 ROUNDS_PER_TURN = 5  # four rounds of tool calls, then the answer
 TARGET_US = 100.0
@@ -137,52 +126,6 @@ async def concurrent_sessions(sessions: int, turns: int) -> dict[str, Any]:
         "baseline_rss_mb": baseline / 1024,
         "kb_per_session": (peak - baseline) / sessions,
     }
-
-
-# --- the floor: the generic machine alone, same shape of work -------------------------------
-# State (round, tools completed); inputs "observed", "started", "completed". Each round starts
-# one "model" effect, then three "tool" effects that dispatch two inputs each: the tasks and
-# inputs of an agent round, without the agent.
-
-Floor = tuple[int, int]
-
-
-def floor_transition(state: Floor, inp: str) -> Floor:
-    number, done = state
-    if inp == "observed":
-        return number + 1, 0
-    return (number, done + 1) if inp == "completed" else state
-
-
-def floor_effects(limit: int) -> Any:
-    def effects_at(state: Floor) -> dict[str, str]:
-        number, done = state
-        if number and done < 3:
-            return {f"tool:{number}:{i}": "tool" for i in range(3)}
-        return {f"model:{number}": "model"} if number < limit else {}
-
-    return effects_at
-
-
-def floor_run_effect(kind: str, state: Floor, key: str) -> Controller[str]:
-    async def model(dispatch: Any) -> None:
-        dispatch("observed")
-
-    async def tool_call(dispatch: Any) -> None:
-        dispatch("started")
-        dispatch("completed")
-
-    return effect(model if kind == "model" else tool_call)
-
-
-async def machine_floor(rounds: int) -> dict[str, Any]:
-    """The generic machine running the tasks and inputs of ``rounds`` agent rounds, with no agent."""
-    machine: Machine[Floor, str, str] = Machine((0, 3), floor_transition, floor_effects(rounds), floor_run_effect)
-    cpu, start = time.process_time(), time.perf_counter_ns()
-    async with machine.running():
-        await machine.settled()
-    wall, cpu = time.perf_counter_ns() - start, time.process_time() - cpu
-    return {"rounds": rounds, "us_per_round": wall / 1000 / rounds, "cpu_us_per_round": cpu * 1e6 / rounds}
 
 
 def in_subprocess(phase: str, *arguments: str) -> dict[str, Any]:
