@@ -7,6 +7,7 @@ refused ones) and checks one promise of the design at every step.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from inspect import ismodule
 from typing import Literal, NamedTuple
 
 import pytest
@@ -38,7 +39,7 @@ SESSIONS = sessions(min_steps=10, max_steps=50)
 MIXED = sessions(min_steps=10, max_steps=50, invalid=True)
 FORMATS: tuple[Literal["json", "msgpack"], ...] = ("json", "msgpack")
 
-pytestmark = pytest.mark.slow  # each property folds dozens of sessions; together a few seconds
+slow = pytest.mark.slow  # a property folding dozens of sessions can take more than a second
 
 
 class Step(NamedTuple):
@@ -78,6 +79,7 @@ def call_llm_keys(state: ac.AgentState) -> list[str]:
 # --- determinism and purity ------------------------------------------------------
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS)
 def test_same_inputs_give_equal_states_and_bytes(inputs: list[ac.AgentInput]) -> None:
@@ -92,6 +94,7 @@ def test_same_inputs_give_equal_states_and_bytes(inputs: list[ac.AgentInput]) ->
         assert ac.llm_context(first) == ac.llm_context(second)
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_nothing_changes_the_state_it_is_given(inputs: list[ac.AgentInput]) -> None:
@@ -114,6 +117,7 @@ def test_nothing_changes_the_state_it_is_given(inputs: list[ac.AgentInput]) -> N
 # --- invariants, guards and the phase table --------------------------------------
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_invariants_hold_after_every_accepted_input(inputs: list[ac.AgentInput]) -> None:
@@ -121,6 +125,7 @@ def test_invariants_hold_after_every_accepted_input(inputs: list[ac.AgentInput])
         ac.check_invariants(after, before)
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS, st.data())
 def test_check_is_none_exactly_when_transition_accepts(inputs: list[ac.AgentInput], data: st.DataObject) -> None:
@@ -148,6 +153,7 @@ def arbitrary(data: st.DataObject, now: int, tag: str | None = None) -> ac.Agent
     return replace(inp, timestamp=now + inp.timestamp)
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_rejections_name_code_guard_message_and_valid_inputs(inputs: list[ac.AgentInput]) -> None:
@@ -162,6 +168,7 @@ def test_rejections_name_code_guard_message_and_valid_inputs(inputs: list[ac.Age
         assert rejection.valid_now == ac.valid_inputs(step.before)
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS, st.data())
 def test_drawn_invalid_inputs_are_refused(inputs: list[ac.AgentInput], data: st.DataObject) -> None:
@@ -171,6 +178,7 @@ def test_drawn_invalid_inputs_are_refused(inputs: list[ac.AgentInput], data: st.
             assert ac.check(state, wrong) is not None, f"{ac.tag_of(wrong)} was accepted in {ac.phase(state)}"
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS, st.data())
 def test_accepted_kinds_are_those_the_phase_lists(inputs: list[ac.AgentInput], data: st.DataObject) -> None:
@@ -184,6 +192,7 @@ def test_accepted_kinds_are_those_the_phase_lists(inputs: list[ac.AgentInput], d
         assert ac.check(after, wrong) is not None
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_time_never_goes_backwards(inputs: list[ac.AgentInput]) -> None:
@@ -209,6 +218,7 @@ def test_every_input_survives_both_codecs(inp: ac.AgentInput) -> None:
         assert ac.encode_input(decoded, format=format) == data
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_every_session_input_and_reached_state_survives_both_codecs(inputs: list[ac.AgentInput]) -> None:
@@ -230,6 +240,7 @@ def test_every_session_input_and_reached_state_survives_both_codecs(inputs: list
             assert ac.phase(decoded) == ac.phase(step.after)
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS, st.data())
 def test_a_decoded_state_continues_like_the_original(inputs: list[ac.AgentInput], data: st.DataObject) -> None:
@@ -239,6 +250,7 @@ def test_a_decoded_state_continues_like_the_original(inputs: list[ac.AgentInput]
     assert ac.state_hash(ac.transition(decoded, following)) == ac.state_hash(ac.transition(state, following))
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_replay_of_a_log_equals_the_live_fold(inputs: list[ac.AgentInput]) -> None:
@@ -252,6 +264,7 @@ def test_replay_of_a_log_equals_the_live_fold(inputs: list[ac.AgentInput]) -> No
     assert ac.replay(log[middle:], ac.replay(log[:middle])) == live
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_replay_raises_at_the_first_refused_input(inputs: list[ac.AgentInput]) -> None:
@@ -267,6 +280,7 @@ def test_replay_raises_at_the_first_refused_input(inputs: list[ac.AgentInput]) -
 # --- what each transition may touch --------------------------------------------------
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_each_transition_writes_only_its_declared_fields(inputs: list[ac.AgentInput]) -> None:
@@ -277,6 +291,7 @@ def test_each_transition_writes_only_its_declared_fields(inputs: list[ac.AgentIn
                 assert name in allowed, f"{ac.tag_of(inp)} changed {name}, outside its write set {sorted(allowed)}"
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_open_tool_calls_keep_their_effect_key(inputs: list[ac.AgentInput]) -> None:
@@ -288,6 +303,7 @@ def test_open_tool_calls_keep_their_effect_key(inputs: list[ac.AgentInput]) -> N
                 assert effects_after.get(key) == effect
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_a_call_key_once_gone_never_returns(inputs: list[ac.AgentInput]) -> None:
@@ -301,6 +317,7 @@ def test_a_call_key_once_gone_never_returns(inputs: list[ac.AgentInput]) -> None
         assert not gone & keys_after, f"{ac.tag_of(inp)} derived again the finished {sorted(gone & keys_after)}"
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_the_model_call_key_follows_its_context_not_time(inputs: list[ac.AgentInput]) -> None:
@@ -317,6 +334,7 @@ def test_the_model_call_key_follows_its_context_not_time(inputs: list[ac.AgentIn
             assert ac.llm_context(after) == ac.llm_context(before), f"{tag} changed the context, not the key"
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(SESSIONS)
 def test_a_model_call_sends_the_window_and_every_call_of_the_turn_with_its_result(
@@ -348,6 +366,7 @@ def test_a_model_call_sends_the_window_and_every_call_of_the_turn_with_its_resul
 # --- budgets ------------------------------------------------------------------------
 
 
+@slow
 @settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_budgets_bound_every_turn(inputs: list[ac.AgentInput]) -> None:
@@ -369,6 +388,21 @@ def test_budgets_bound_every_turn(inputs: list[ac.AgentInput]) -> None:
             assert turn.model_calls < config.max_model_calls
         if config.max_tokens is not None:
             assert turn.tokens < config.max_tokens
+
+
+# --- the strategies module itself ---------------------------------------------------
+
+
+def test_agent_core_testing_is_a_documented_public_door() -> None:
+    module = agent_core.testing
+    names = list(module.__all__)
+    assert names == sorted(names)
+    bound = {name for name, value in vars(module).items() if not name.startswith("_") and not ismodule(value)}
+    assert bound == set(names)
+    undocumented = [name for name in names if not (getattr(module, name).__doc__ or "").strip()]
+    assert undocumented == []
+    # One strategy per input kind, named after its tag.
+    assert {tag.replace("-", "_") for tag in ac.INPUT_TAGS} <= set(names)
 
 
 # --- regressions found by these properties --------------------------------------------
