@@ -12,7 +12,15 @@ import pytest
 
 from agent_core import ToolSuccess
 from effects import SqliteStore, load_state, timeline
-from effects.providers import HOLD, FakeProviderServer, FakeToolCall, Reply, openai_reply, openai_stream
+from effects.providers import (
+    HOLD,
+    FakeProviderServer,
+    FakeToolCall,
+    Reply,
+    anthropic_reply,
+    openai_reply,
+    openai_stream,
+)
 
 pytestmark = pytest.mark.slow  # each test starts the command line in a new process
 
@@ -143,3 +151,36 @@ def test_without_a_model_it_explains_and_offers_the_demo(tmp_path: Path) -> None
     child.expect("you> ")
     child.sendeof()
     assert ended(child) == 0
+
+
+def test_configured_from_the_environment_with_anthropic_and_an_mcp_server(
+    tmp_path: Path, server: FakeProviderServer
+) -> None:
+    server.enqueue(
+        anthropic_reply(["Checking."], [FakeToolCall("toolu_1", "get_current_time", ['{"timezone": "Asia/Tokyo"}'])]),
+        anthropic_reply(["Done."]),
+    )
+    env = {
+        "AGENT_CORE_PROVIDER": "anthropic",
+        "AGENT_CORE_MODEL": "claude-test",
+        "AGENT_CORE_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "sk-ant-test",
+        "AGENT_CORE_DB": str(tmp_path / "chats.db"),
+    }
+    time_server = f"{sys.executable} -m mcp_server_time --local-timezone UTC"
+    child = chat(tmp_path, "--mcp", time_server, env=env)
+    assert "claude-test (Anthropic)" in child.before and "chats.db" in child.before
+    child.sendline("What time is it in Tokyo?")
+    child.expect_exact('-> get_current_time({"timezone": "Asia/Tokyo"})')
+    child.expect_exact('<- get_current_time: { "timezone": "Asia/Tokyo", "datetime": "')
+    child.expect_exact("agent> Done.")
+    child.expect("you> ")
+    child.sendeof()
+    assert ended(child) == 0
+    [result] = [b for b in server.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert result["tool_use_id"] == "toolu_1" and '"timezone": "Asia/Tokyo"' in result["content"]
+    assert (
+        server.requests[0]
+        .headers.get("x-api-key", server.requests[0].headers.get("authorization", ""))
+        .endswith("sk-ant-test")
+    )
