@@ -46,12 +46,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class Timing(msgspec.Struct, frozen=True):
-    """Nanoseconds per operation over ``runs`` timed runs of ``ops`` operations each."""
+    """Nanoseconds per operation over ``runs`` timed runs of ``ops`` operations each.
+
+    ``median_ns`` and ``min_ns`` are wall time (``perf_counter_ns``);
+    ``cpu_median_ns`` is the median of the thread's CPU time over the same runs,
+    which time slices given to other processes do not inflate.
+    """
 
     median_ns: float
     min_ns: float
     runs: int
     ops: int
+    cpu_median_ns: float = 0.0
 
     @property
     def per_second(self) -> float:
@@ -66,15 +72,7 @@ def measure(run: Callable[[], object], ops: int = 1, *, repeat: int = 5, warmup:
     does not pay for the garbage of the previous one; collections caused by
     ``run`` itself are part of its cost, as they would be in a real program.
     """
-    gc.collect()
-    for _ in range(warmup):
-        run()
-    samples: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter_ns()
-        run()
-        samples.append((time.perf_counter_ns() - start) / ops)
-    return Timing(median_ns=statistics.median(samples), min_ns=min(samples), runs=repeat, ops=ops)
+    return measure_each({"run": run}, ops, repeat=repeat, warmup=warmup)["run"]
 
 
 def measure_each(
@@ -89,15 +87,37 @@ def measure_each(
     for _ in range(warmup):
         for run in runs.values():
             run()
-    samples: dict[str, list[float]] = {name: [] for name in runs}
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
         for name, run in runs.items():
-            start = time.perf_counter_ns()
+            start, start_cpu = time.perf_counter_ns(), time.thread_time_ns()
             run()
-            samples[name].append((time.perf_counter_ns() - start) / ops)
+            cpu[name].append((time.thread_time_ns() - start_cpu) / ops)
+            wall[name].append((time.perf_counter_ns() - start) / ops)
     return {
-        name: Timing(median_ns=statistics.median(s), min_ns=min(s), runs=repeat, ops=ops) for name, s in samples.items()
+        name: Timing(
+            median_ns=statistics.median(wall[name]),
+            min_ns=min(wall[name]),
+            runs=repeat,
+            ops=ops,
+            cpu_median_ns=statistics.median(cpu[name]),
+        )
+        for name in runs
     }
+
+
+def calls_per_run(call: Callable[[], object], budget_ns: int) -> int:
+    """How many calls of ``call()`` fit in about ``budget_ns`` (at least 10).
+
+    Short runs fit in one time slice of the scheduler, so on a busy machine
+    most of them run unpreempted and their median stays meaningful.
+    """
+    start = time.perf_counter_ns()
+    for _ in range(20):
+        call()
+    per_call = max(1.0, (time.perf_counter_ns() - start) / 20)
+    return max(10, int(budget_ns / per_call))
 
 
 def loop(function: Callable[[Any, Any], object], first: Any, second: Any, times: int) -> Callable[[], None]:
