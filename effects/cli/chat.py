@@ -11,7 +11,6 @@ to configure one and offers the scripted demo model.
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.util
 import os
 import shlex
@@ -22,11 +21,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from agent_core import AgentConfig, AgentState
+from agent_core import AgentConfig
 from effects import Model, Session, SqliteStore, SystemClock, Tool, open_session
 from effects.providers import AnthropicModel, McpServer, MissingExtra, OpenAIModel, chat_demo_model, chat_demo_tools
 
-from ._chat_session import BackgroundSession, Printer, shorten, until_turn_waits
+from ._chat_loop import BackgroundSession
+from ._chat_terminal import Printer, ask, converse, show_history
 
 DEFAULT_DB = "agent-core.db"
 CLOCK = SystemClock()
@@ -40,23 +40,49 @@ API keys are read from OPENAI_API_KEY or ANTHROPIC_API_KEY.
 Or try the scripted demo model, offline: agent-core chat --demo"""
 
 
+DESCRIPTION = """\
+Talk to an agent in the terminal. The answer streams as it arrives; tool calls
+and their results are shown; tools that need approval are asked about at the
+prompt. Ctrl-C during a turn stops the turn (the chat goes on); Ctrl-C or
+Ctrl-D at the prompt ends the chat. Every input is logged to a SQLite file, so
+a chat can be resumed, replayed and inspected later."""
+
+EPILOG = """\
+examples:
+  agent-core chat --demo                                     the scripted demo model, offline
+  agent-core chat --model gpt-4o-mini                        OpenAI (OPENAI_API_KEY)
+  agent-core chat --provider anthropic --model claude-sonnet-4-5   Anthropic (ANTHROPIC_API_KEY)
+  agent-core chat --base-url http://localhost:11434/v1 --model llama3.2   Ollama, vLLM, llama.cpp...
+  agent-core chat --model gpt-4o-mini --tools my_tools.py    offer the @tool functions of a file
+  agent-core chat --model gpt-4o-mini --mcp "uvx mcp-server-time"   tools from an MCP server
+  agent-core chat --session chat-1a2b3c4d                    resume a chat
+"""
+
+
 def register(subparsers: Any) -> None:
     """Add the ``chat`` subcommand."""
     env = os.environ.get
     parser = subparsers.add_parser(
-        "chat", help="talk to an agent in the terminal", description=__doc__.split("\n\n")[0] if __doc__ else None
+        "chat",
+        help="talk to an agent in the terminal (a real model, or the demo model)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--provider", choices=("openai", "anthropic"), default=env("AGENT_CORE_PROVIDER") or None)
-    parser.add_argument("--model", default=env("AGENT_CORE_MODEL") or None, help="the model's name")
-    parser.add_argument("--base-url", default=env("AGENT_CORE_BASE_URL") or None, help="the provider's base URL")
-    parser.add_argument("--system", default="", help="the system prompt of a new session")
-    parser.add_argument("--tools", action="append", default=[], metavar="FILE.py", help="@tool functions to offer")
-    parser.add_argument("--mcp", action="append", default=[], metavar="COMMAND", help="an MCP server to start (stdio)")
-    parser.add_argument(
-        "--db", default=env("AGENT_CORE_DB") or DEFAULT_DB, help=f"the SQLite log (default {DEFAULT_DB})"
-    )
-    parser.add_argument("--session", help="resume this session (or start one with this id)")
-    parser.add_argument("--demo", action="store_true", help="use the scripted demo model (no provider needed)")
+    add = parser.add_argument
+    add("--provider", choices=("openai", "anthropic"), default=env("AGENT_CORE_PROVIDER") or None,
+        help="the model's API (env AGENT_CORE_PROVIDER; default openai)")  # fmt: skip
+    add("--model", default=env("AGENT_CORE_MODEL") or None, help="the model's name (env AGENT_CORE_MODEL)")
+    add("--base-url", default=env("AGENT_CORE_BASE_URL") or None, metavar="URL",
+        help="the API's base URL (env AGENT_CORE_BASE_URL; default: the provider's)")  # fmt: skip
+    add("--system", default="", metavar="PROMPT", help="the system prompt of a new session")
+    add("--tools", action="append", default=[], metavar="FILE.py", help="offer the @tool functions of a Python file")
+    add("--mcp", action="append", default=[], metavar="SERVER",
+        help="offer the tools of an MCP server: a command (stdio) or an http(s) URL")  # fmt: skip
+    add("--db", default=env("AGENT_CORE_DB") or DEFAULT_DB, metavar="FILE",
+        help=f"the SQLite log (env AGENT_CORE_DB; default {DEFAULT_DB})")  # fmt: skip
+    add("--session", metavar="ID", help="resume this session (or start a new one with this id)")
+    add("--demo", action="store_true", help="use the scripted demo model (no provider needed)")
     parser.set_defaults(func=run)
 
 
@@ -70,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if model is None:
         print(NOT_CONFIGURED)
-        if not (sys.stdin.isatty() and _ask("Try the scripted demo model now? [y/N] ")):
+        if not (sys.stdin.isatty() and ask("Try the scripted demo model now? [y/N] ")):
             return 2
         model, label, tools = chat_demo_model(), "the scripted demo model", [*chat_demo_tools(CLOCK), *tools]
     session_id = args.session or f"chat-{uuid.uuid4().hex[:8]}"
@@ -83,14 +109,23 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"agent-core chat with {label}; session {session_id}, logged to {args.db}.")
     print("Ctrl-C stops a turn; Ctrl-C or Ctrl-D at the prompt ends the chat.")
-    _show_history(session.state)
+    show_history(session.state)
     try:
-        _converse(background, session)
+        converse(background, session)
     finally:
         background.close()
-        resume = f"agent-core chat --session {session_id}" + (f" --db {args.db}" if args.db != DEFAULT_DB else "")
-        print(f"\nResume with: {resume}")
+        print(f"\nResume with: {resume_command(args, session_id)}")
     return 0
+
+
+def resume_command(args: argparse.Namespace, session_id: str) -> str:
+    """The command line that resumes this chat with the same model and tools."""
+    words = ["agent-core", "chat", "--session", session_id]
+    flags = [("--provider", args.provider), ("--model", args.model), ("--base-url", args.base_url)]
+    flags += [("--tools", path) for path in args.tools] + [("--mcp", spec) for spec in args.mcp]
+    flags += [("--db", args.db if args.db != DEFAULT_DB else None)]
+    words += ["--demo"] if args.demo else [word for flag, value in flags if value for word in (flag, value)]
+    return shlex.join(words)
 
 
 def _configure(args: argparse.Namespace) -> tuple[Model | None, str, list[Tool[..., Any]]]:
@@ -129,8 +164,9 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
             if hasattr(model, "__aenter__"):
                 await stack.enter_async_context(model)  # type: ignore[arg-type]
             all_tools = list(tools)
-            for command in args.mcp:
-                server = await stack.enter_async_context(McpServer(shlex.split(command)))
+            for spec in args.mcp:
+                where = {"url": spec} if spec.startswith(("http://", "https://")) else {"command": shlex.split(spec)}
+                server = await stack.enter_async_context(McpServer(**where))
                 all_tools += server.tools()
             store = SqliteStore(args.db)
             stack.callback(store.close)
@@ -142,59 +178,3 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
             yield session
 
     return opened
-
-
-def _show_history(state: AgentState, last: int = 10) -> None:
-    messages = list(state.messages.values())[-last:]
-    if messages:
-        print("Earlier in this session:")
-    for message in messages:
-        print(f"  {'you' if message.role == 'user' else 'agent'}: {shorten(message.content, 500)}")
-
-
-def _converse(background: BackgroundSession, session: Session) -> None:
-    """Prompt, run the turn, repeat; Ctrl-C or Ctrl-D at the prompt ends it."""
-    while True:
-        try:
-            text = input("you> ")
-        except (EOFError, KeyboardInterrupt):
-            return
-        if text.strip():
-            _turn(background, session, text)
-
-
-def _turn(background: BackgroundSession, session: Session, text: str) -> None:
-    """Send ``text`` and wait for the turn to end, asking about approvals; Ctrl-C cancels the turn."""
-    sent = False
-    while True:
-        try:
-            if not sent:
-                background.call(lambda: session.send(text))
-                sent = True
-            state = background.run(lambda: until_turn_waits(session)).result()
-            if state.turn is None or not state.turn.awaiting_ids:
-                break
-            _decide(background, session, state)
-        except KeyboardInterrupt:
-            background.call(lambda: session.cancel("the user pressed Ctrl-C"))
-    outcome = state.last_outcome
-    if outcome is not None and outcome.kind == "failed":
-        print(f"[turn failed: {outcome.reason}{': ' + outcome.detail if outcome.detail else ''}]")
-
-
-def _decide(background: BackgroundSession, session: Session, state: AgentState) -> None:
-    """Ask the user about each call awaiting approval (Ctrl-C here cancels the turn)."""
-    assert state.turn is not None
-    for call_id in state.turn.awaiting_ids:
-        record = state.tool_calls[call_id]
-        if _ask(f"Allow {record.name}({shorten(record.parameters)})? [y/N] "):
-            background.call(functools.partial(session.approve, call_id))
-        else:
-            background.call(functools.partial(session.deny, call_id, "declined at the prompt"))
-
-
-def _ask(question: str) -> bool:
-    try:
-        return input(question).strip().lower() in ("y", "yes")
-    except EOFError:
-        return False

@@ -102,7 +102,10 @@ def test_stream_approve_a_tool_interrupt_a_turn_and_resume(tmp_path: Path, serve
     child.expect_exact("agent> Still here.")
     child.expect("you> ")
     child.sendeof()
-    child.expect_exact("Resume with: agent-core chat --session s1")
+    child.expect_exact(
+        f"Resume with: agent-core chat --session s1 --provider openai --model test-model --base-url {server.url}/v1 "
+        "--tools tools.py"
+    )
     assert ended(child) == 0
 
     store = SqliteStore(tmp_path / "agent-core.db", readonly=True)

@@ -1,5 +1,4 @@
-"""The machinery under ``agent-core chat``: a session held open on an event loop in a background
-thread, and a printer that shows what the session does as it happens.
+"""A chat session held open on an event loop in a background thread.
 
 The terminal stays in the main thread, so ``input()`` and Ctrl-C behave as
 people expect there (Ctrl-C raises ``KeyboardInterrupt`` in the main thread,
@@ -13,25 +12,14 @@ import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager
-from typing import Any, TextIO, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
-from agent_core import (
-    AgentState,
-    ContinueReAct,
-    LlmCallFailed,
-    LlmMessageCompleted,
-    ReActCancelled,
-    ReActObserved,
-    ToolCallCompleted,
-    ToolCallDenied,
-    ToolFailure,
-)
-from effects import MachineEvent, Session, StateUpdated, TextDelta
+from agent_core import AgentState
+from effects import MachineEvent, Session, StateUpdated
 
 T = TypeVar("T")
-_SHOWN = 300
 
 
 class BackgroundSession:
@@ -105,57 +93,3 @@ async def _next_state(session: Session) -> None:
         await changed.wait()
     finally:
         unsubscribe()
-
-
-def shorten(text: str, limit: int = _SHOWN) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-class Printer:
-    """A session subscriber that writes the conversation to ``out`` as it happens (runs on the loop)."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self._open_message = False
-
-    def write(self, text: str) -> None:
-        """Write and flush at once: the text is streaming."""
-        self.out.write(text)
-        self.out.flush()
-
-    def __call__(self, event: MachineEvent) -> None:
-        if isinstance(event, TextDelta):
-            if not self._open_message:
-                self.write("agent> ")
-                self._open_message = True
-            self.write(event.text)
-        elif isinstance(event, StateUpdated):
-            self._show(event.input, event.state)
-
-    def _end_message(self) -> None:
-        if self._open_message:
-            self.write("\n")
-            self._open_message = False
-
-    def _show(self, inp: object, state: AgentState) -> None:
-        if isinstance(inp, LlmMessageCompleted):
-            self._end_message()
-        elif isinstance(inp, ReActObserved) and isinstance(inp.observation, ContinueReAct):
-            for request in inp.observation.tool_calls.values():
-                self.write(f"  -> {request.name}({shorten(request.parameters)})\n")
-        elif isinstance(inp, (ToolCallCompleted, ToolCallDenied)):
-            record = state.tool_calls[inp.tool_call_id]
-            result = record.result
-            if isinstance(result, ToolFailure):
-                self.write(f"  <- {record.name} failed: {shorten(result.error)}\n")
-            elif result is not None:
-                self.write(f"  <- {record.name}: {shorten(result.content)}\n")
-        elif isinstance(inp, LlmCallFailed):
-            self._end_message()
-            then = "will retry" if inp.retryable else "not retryable"
-            self.write(f"  ! model call failed ({then}): {shorten(inp.error)}\n")
-        elif isinstance(inp, ReActCancelled):
-            self._end_message()
-            self.write("[turn cancelled]\n")

@@ -1,0 +1,135 @@
+"""The terminal side of ``agent-core chat``: the prompt loop, approvals, and a printer that shows
+what the session does as it happens."""
+
+from __future__ import annotations
+
+import functools
+from typing import TextIO
+
+from agent_core import (
+    AgentState,
+    ContinueReAct,
+    LlmCallFailed,
+    LlmMessageCompleted,
+    ReActCancelled,
+    ReActObserved,
+    ToolCallCompleted,
+    ToolCallDenied,
+    ToolFailure,
+)
+from effects import MachineEvent, Session, StateUpdated, TextDelta
+
+from ._chat_loop import BackgroundSession, until_turn_waits
+
+_SHOWN = 300
+
+
+def shorten(text: str, limit: int = _SHOWN) -> str:
+    """``text`` on one line, cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+class Printer:
+    """A session subscriber that writes the conversation to ``out`` as it happens (runs on the loop)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._open_message = False
+
+    def write(self, text: str) -> None:
+        """Write and flush at once: the text is streaming."""
+        self.out.write(text)
+        self.out.flush()
+
+    def __call__(self, event: MachineEvent) -> None:
+        if isinstance(event, TextDelta):
+            if not self._open_message:
+                self.write("agent> ")
+                self._open_message = True
+            self.write(event.text)
+        elif isinstance(event, StateUpdated):
+            self._show(event.input, event.state)
+
+    def _end_message(self) -> None:
+        if self._open_message:
+            self.write("\n")
+            self._open_message = False
+
+    def _show(self, inp: object, state: AgentState) -> None:
+        if isinstance(inp, LlmMessageCompleted):
+            self._end_message()
+        elif isinstance(inp, ReActObserved) and isinstance(inp.observation, ContinueReAct):
+            for request in inp.observation.tool_calls.values():
+                self.write(f"  -> {request.name}({shorten(request.parameters)})\n")
+        elif isinstance(inp, (ToolCallCompleted, ToolCallDenied)):
+            record = state.tool_calls[inp.tool_call_id]
+            result = record.result
+            if isinstance(result, ToolFailure):
+                self.write(f"  <- {record.name} failed: {shorten(result.error)}\n")
+            elif result is not None:
+                self.write(f"  <- {record.name}: {shorten(result.content)}\n")
+        elif isinstance(inp, LlmCallFailed):
+            self._end_message()
+            then = "will retry" if inp.retryable else "not retryable"
+            self.write(f"  ! model call failed ({then}): {shorten(inp.error)}\n")
+        elif isinstance(inp, ReActCancelled):
+            self._end_message()
+            self.write("[turn cancelled]\n")
+
+
+def show_history(state: AgentState, last: int = 10) -> None:
+    messages = list(state.messages.values())[-last:]
+    if messages:
+        print("Earlier in this session:")
+    for message in messages:
+        print(f"  {'you' if message.role == 'user' else 'agent'}: {shorten(message.content, 500)}")
+
+
+def converse(background: BackgroundSession, session: Session) -> None:
+    """Prompt, run the turn, repeat; Ctrl-C or Ctrl-D at the prompt ends it."""
+    while True:
+        try:
+            text = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            return
+        if text.strip():
+            _turn(background, session, text)
+
+
+def _turn(background: BackgroundSession, session: Session, text: str) -> None:
+    """Send ``text`` and wait for the turn to end, asking about approvals; Ctrl-C cancels the turn."""
+    sent = False
+    while True:
+        try:
+            if not sent:
+                background.call(lambda: session.send(text))
+                sent = True
+            state = background.run(lambda: until_turn_waits(session)).result()
+            if state.turn is None or not state.turn.awaiting_ids:
+                break
+            _decide(background, session, state)
+        except KeyboardInterrupt:
+            background.call(lambda: session.cancel("the user pressed Ctrl-C"))
+    outcome = state.last_outcome
+    if outcome is not None and outcome.kind == "failed":
+        print(f"[turn failed: {outcome.reason}{': ' + outcome.detail if outcome.detail else ''}]")
+
+
+def _decide(background: BackgroundSession, session: Session, state: AgentState) -> None:
+    """Ask the user about each call awaiting approval (Ctrl-C here cancels the turn)."""
+    assert state.turn is not None
+    for call_id in state.turn.awaiting_ids:
+        record = state.tool_calls[call_id]
+        if ask(f"Allow {record.name}({shorten(record.parameters)})? [y/N] "):
+            background.call(functools.partial(session.approve, call_id))
+        else:
+            background.call(functools.partial(session.deny, call_id, "declined at the prompt"))
+
+
+def ask(question: str) -> bool:
+    """Ask a yes/no question at the prompt; anything but y/yes (or end of input) is no."""
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
