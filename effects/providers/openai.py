@@ -23,6 +23,7 @@ from ._timeline import regroup, schema_object
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 PROVIDER = "OpenAI-compatible"
 _KEY_HINT = "OPENAI_API_KEY or api_key=..."
@@ -144,7 +145,7 @@ def request_tools(context: LlmContext) -> list[dict[str, Any]]:
 async def read_stream(stream: AsyncIterator[ChatCompletionChunk], on_text: TextSink) -> ModelReply:
     """Fold a chat-completion chunk stream into a :class:`~effects.ModelReply`, streaming text to ``on_text``."""
     text: list[str] = []
-    calls: dict[int, list[str]] = {}  # index -> [id, name, argument pieces...]
+    calls = _ToolCalls()
     usage = Usage()
     finish = ""
     async for chunk in stream:
@@ -160,16 +161,40 @@ async def read_stream(stream: AsyncIterator[ChatCompletionChunk], on_text: TextS
             on_text(piece)
         if delta.tool_calls:
             for part in delta.tool_calls:
-                slot = calls.setdefault(part.index, ["", ""])
-                slot[0] = slot[0] or part.id or ""
-                if part.function is not None:
-                    slot[1] = slot[1] or part.function.name or ""
-                    if part.function.arguments:
-                        slot.append(part.function.arguments)
+                calls.add(part)
         if choice.finish_reason:
             finish = choice.finish_reason
-    tool_calls = tuple(
-        ModelToolCall(id=slot[0] or f"call_{uuid.uuid4().hex}", name=slot[1], arguments="".join(slot[2:]) or "{}")
-        for _, slot in sorted(calls.items())
-    )
-    return ModelReply(text="".join(text), tool_calls=tool_calls, usage=usage, finish_reason=finish)
+    return ModelReply(text="".join(text), tool_calls=calls.done(), usage=usage, finish_reason=finish)
+
+
+class _ToolCalls:
+    """Tool calls accumulated from deltas: by ``index`` as OpenAI sends them, and robust to servers that
+    omit the index (a part with a new id starts a call, one without continues the last) or repeat index 0
+    for every call (a different id starts a new call)."""
+
+    __slots__ = ("by_index", "slots")
+
+    def __init__(self) -> None:
+        self.slots: list[list[str]] = []  # [id, name, argument pieces...] in the order calls began
+        self.by_index: dict[int, int] = {}
+
+    def add(self, part: ChoiceDeltaToolCall) -> None:
+        index, call_id = part.index, part.id or ""
+        position = self.by_index.get(index) if index is not None else len(self.slots) - 1
+        if position is None or position < 0 or (call_id and self.slots[position][0] not in ("", call_id)):
+            position = len(self.slots)
+            self.slots.append(["", ""])
+            if index is not None:
+                self.by_index[index] = position
+        slot = self.slots[position]
+        slot[0] = slot[0] or call_id
+        if part.function is not None:
+            slot[1] = slot[1] or part.function.name or ""
+            if part.function.arguments:
+                slot.append(part.function.arguments)
+
+    def done(self) -> tuple[ModelToolCall, ...]:
+        return tuple(
+            ModelToolCall(id=slot[0] or f"call_{uuid.uuid4().hex}", name=slot[1], arguments="".join(slot[2:]) or "{}")
+            for slot in self.slots
+        )

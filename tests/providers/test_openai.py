@@ -90,6 +90,35 @@ async def test_parallel_tool_calls_with_split_arguments_are_joined_by_index(serv
     )
 
 
+@pytest.mark.parametrize(
+    ("transcript", "ids"),
+    [
+        ("ollama_tool_calls_without_index.sse", ("call_m7pqvbzv", "call_0a5e1x2k")),
+        ("ollama_tool_calls_all_index_0.sse", ("call_x1xsd7cq", "call_u9c2bl4r")),
+    ],
+)
+async def test_servers_that_omit_or_repeat_the_index_still_give_separate_calls(
+    server: FakeProviderServer, transcript: str, ids: tuple[str, str]
+) -> None:
+    server.enqueue(Reply.recorded(recorded(transcript)))
+    reply = await complete(model(server), first_question())
+    assert reply.tool_calls == (
+        ModelToolCall(id=ids[0], name="get_time", arguments='{"timezone":"Europe/Paris"}'),
+        ModelToolCall(id=ids[1], name="get_time", arguments='{"timezone":"Asia/Tokyo"}'),
+    )
+
+
+async def test_a_single_chunk_call_without_index_is_read_whole(server: FakeProviderServer) -> None:
+    server.enqueue(Reply.recorded(recorded("gemini_tool_call_without_index.sse")))
+    reply = await complete(model(server), first_question())
+    assert reply.tool_calls == (
+        ModelToolCall(
+            id="function-call-13017526425373766171", name="get_time", arguments='{"timezone":"Europe/Paris"}'
+        ),
+    )
+    assert (reply.usage.input_tokens, reply.usage.output_tokens, reply.finish_reason) == (77, 18, "tool_calls")
+
+
 async def test_a_reply_with_text_and_a_tool_call_yields_both(server: FakeProviderServer) -> None:
     server.enqueue(Reply.recorded(recorded("openai_text_then_tool_call.sse")))
     deltas: list[str] = []
