@@ -390,6 +390,74 @@ def test_budgets_bound_every_turn(inputs: list[ac.AgentInput]) -> None:
             assert turn.tokens < config.max_tokens
 
 
+@slow
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(MIXED)
+def test_only_registered_and_approved_tools_ever_run(inputs: list[ac.AgentInput]) -> None:
+    approved: set[str] = set()
+    for _, inp, after in accepted(inputs):
+        if isinstance(inp, ac.ToolCallApproved):
+            approved.add(inp.tool_call_id)
+        for effect in ac.effects_at(after).values():
+            if not isinstance(effect, ac.CallTool):
+                continue
+            tool = after.tools.get(effect.name)
+            assert tool is not None, f"unregistered tool {effect.name!r} would run"
+            assert not tool.requires_approval or effect.tool_call_id in approved, "ran before anyone approved it"
+
+
+@slow
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(SESSIONS, st.data())
+def test_failed_model_calls_retry_with_backoff_until_attempts_run_out(
+    inputs: list[ac.AgentInput], data: st.DataObject
+) -> None:
+    # From a few states that ask the model, fail the call again and again (an outage).
+    thinking = [after for _, _, after in accepted(inputs) if ac.phase(after) is ac.Phase.THINKING][:3]
+    for state in thinking:
+        while ac.phase(state) in (ac.Phase.THINKING, ac.Phase.RETRYING):
+            if ac.phase(state) is ac.Phase.RETRYING:
+                state = ac.transition(state, data.draw(next_input(state, kind="timer-fired")))
+                continue
+            failed = data.draw(next_input(state, kind="llm-call-failed"))
+            assert isinstance(failed, ac.LlmCallFailed)
+            state = check_retry(state, failed)
+
+
+def check_retry(before: ac.AgentState, failed: ac.LlmCallFailed) -> ac.AgentState:
+    """Apply a model call's failure and check its retry (or the end of the turn)."""
+    after = ac.transition(before, failed)
+    assert before.turn is not None
+    config, number = before.config, before.turn.number
+    failures = before.turn.attempt + 1
+    if failed.retryable and failures < config.llm_max_attempts:
+        delay = min(config.retry_max_ms, config.retry_base_ms * 2 ** (failures - 1))
+        assert after.turn is not None and ac.phase(after) is ac.Phase.RETRYING
+        assert after.turn.retry_at == failed.timestamp + max(delay, failed.retry_after_ms or 0)
+    else:
+        assert after.last_outcome is not None
+        assert (after.last_outcome.turn, after.last_outcome.reason) == (number, "llm-error")
+    return after
+
+
+@slow
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(MIXED)
+def test_a_due_deadline_ends_the_turn_or_asks_for_the_final_answer(inputs: list[ac.AgentInput]) -> None:
+    for before, inp, after in accepted(inputs):
+        turn = before.turn
+        if not isinstance(inp, ac.TimerFired) or turn is None or turn.deadline is None:
+            continue
+        if inp.timestamp < turn.deadline:
+            continue
+        if before.config.on_budget_exhausted == "final-answer" and not turn.final_answer:
+            assert after.turn is not None and after.turn.number == turn.number
+            assert after.turn.final_answer and after.turn.exhausted == "timeout"
+        else:
+            assert after.last_outcome is not None
+            assert (after.last_outcome.turn, after.last_outcome.reason) == (turn.number, "timeout")
+
+
 # --- the strategies module itself ---------------------------------------------------
 
 

@@ -73,7 +73,7 @@ def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return LlmCallFailed(
         timestamp=later(draw, state),
         error=draw(_TEXTS),
-        retryable=draw(st.booleans()),
+        retryable=draw(_RETRYABLE),
         retry_after_ms=draw(_RETRY_AFTER),
     )
 
@@ -136,6 +136,7 @@ _TEXTS = texts()
 _USAGES = usages()
 _RESULTS = tool_results()
 _RETRY_AFTER = st.none() | st.integers(0, 60_000)
+_RETRYABLE = st.sampled_from((True, True, False))  # outages and rate limits are the usual failure
 
 BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = {
     "session-started": _session,

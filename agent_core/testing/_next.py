@@ -93,8 +93,11 @@ def draw_next(draw: st.DrawFn, state: AgentState, kind: str | None = None) -> Ag
     """
     if kind is None:
         kinds = next_input_kinds(state)
-        # While a retry backoff runs, its timer is what usually comes next.
+        # While a retry backoff runs, its timer is what usually comes next; and a model call
+        # that failed tends to fail again (an outage), which exercises the backoff.
         boost = {"timer-fired": 5} if phase(state) is Phase.RETRYING else {}
+        if state.turn is not None and state.turn.attempt > 0:
+            boost["llm-call-failed"] = 5
         weighted = [tag for tag, weight in _WEIGHTS if tag in kinds for _ in range(boost.get(tag, weight))]
         kind = pick(draw, weighted)
     return BUILDERS[kind](draw, state)

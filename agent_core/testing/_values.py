@@ -79,7 +79,7 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "max_turn_ms": st.sampled_from((None, None, None, 0, 1_000, 30_000, 300_000)),
         "on_budget_exhausted": st.sampled_from(("fail", "final-answer")),
         "max_identical_tool_calls": st.sampled_from((3, 4, 2, 10, 1)),
-        "llm_max_attempts": st.integers(1, 4),
+        "llm_max_attempts": st.sampled_from((3, 2, 4, 1)),
         "retry_base_ms": st.integers(0, 2_000),
         "retry_max_ms": st.integers(0, 30_000),
         "user_message_policy": st.sampled_from(("merge", "queue", "interrupt")),
