@@ -16,9 +16,7 @@ from agent_core import (
     CallLlm,
     CallTool,
     Effect,
-    InvalidInput,
     WaitUntil,
-    transition,
 )
 
 from .._clock import Clock
@@ -82,36 +80,3 @@ class AgentRuntime:
 def _not_attached(*_: object) -> NoReturn:
     raise RuntimeError("the agent runtime is not attached to a machine; call attach(current, emit) first")
 
-
-class CheckedTransition:
-    """``check`` and ``transition`` for the machine that compute each accepted transition once.
-
-    The machine asks ``check(state, inp)`` and then ``transition(state, inp)``
-    with the same objects; ``check`` keeps the state it computed so the second
-    call returns it instead of folding the input again.
-    """
-
-    __slots__ = ("_input", "_next", "_state")
-
-    def __init__(self) -> None:
-        self._state: AgentState | None = None
-        self._input: AgentInput | None = None
-        self._next: AgentState | None = None
-
-    def check(self, state: AgentState, inp: AgentInput) -> object | None:
-        """``None`` when ``inp`` is accepted in ``state``, else the :class:`~agent_core.Rejection`."""
-        try:
-            self._next = transition(state, inp)
-        except InvalidInput as error:
-            self._state = self._input = self._next = None
-            return error.rejection
-        self._state, self._input = state, inp
-        return None
-
-    def transition(self, state: AgentState, inp: AgentInput) -> AgentState:
-        """The state after ``inp``: the one ``check`` just computed when it is the same question."""
-        computed = self._next
-        if computed is not None and state is self._state and inp is self._input:
-            self._state = self._input = self._next = None
-            return computed
-        return transition(state, inp)

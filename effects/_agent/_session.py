@@ -20,6 +20,7 @@ from agent_core import (
     AgentInput,
     AgentState,
     Effect,
+    InvalidInput,
     Phase,
     ReActCancelled,
     SessionStarted,
@@ -29,6 +30,7 @@ from agent_core import (
     effects_at,
     initial_state,
     phase,
+    transition,
 )
 
 from .._clock import Clock, SystemClock
@@ -36,7 +38,7 @@ from .._machine import Journal, Machine, MachineEvent
 from .._model import Model
 from .._tools import Tool, Toolbox
 from ._ids import IdSource, RandomIds
-from ._runtime import AgentRuntime, CheckedTransition
+from ._runtime import AgentRuntime
 from ._tool_call import StartedTracker
 
 
@@ -86,10 +88,11 @@ class Agent:
         reconciles from its state.
         """
         runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids)
-        checked = CheckedTransition()
         start = self.initial if self.initial is not None else initial_state()
+        # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
+        # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(
-            start, checked.transition, effects_at, runtime.run_effect, check=checked.check, journal=self.journal
+            start, transition, effects_at, runtime.run_effect, rejects=InvalidInput, journal=self.journal
         )
         runtime.attach(machine.current, machine.emit)
         if self.journal is not None:

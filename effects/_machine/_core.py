@@ -29,6 +29,9 @@ S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
 
+Rejects = type[Exception] | tuple[type[Exception], ...]
+"""The exception types by which ``transition`` refuses an input (``()``: none)."""
+
 NO_LONGER_DERIVED = "key no longer derived"
 """Cancellation reason when the state stops deriving an effect's key."""
 
@@ -40,7 +43,7 @@ class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
     """What one :meth:`MachineCore.apply` did.
 
     ``accepted`` pairs each applied input with the state right after it;
-    ``rejected`` pairs each refused input with ``check``'s answer; ``plan`` is the
+    ``rejected`` pairs each refused input with its rejection; ``plan`` is the
     reconciliation against the final state; ``starting`` maps each key of
     ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
     """
@@ -56,9 +59,17 @@ class MachineCore(Generic[S, I, E]):
     """Folds inputs into a state and tracks which effects run, without running anything.
 
     ``transition(state, input) -> state`` and ``effects_at(state) -> {key: effect}``
-    must be pure. ``check(state, input)`` returns ``None`` to accept an input or a
-    rejection (any object) to refuse it; refused inputs change nothing. Without
-    ``check``, an exception from ``transition`` propagates and the batch is not applied.
+    must be pure. An input is refused, and changes nothing, in two ways:
+
+    * ``rejects``: an exception type (or a tuple of them) that ``transition``
+      raises for an invalid input. The rejection is the error's ``rejection``
+      attribute if it has one, else the error itself. This asks the reducer
+      once per input, so prefer it when ``transition`` validates anyway.
+    * ``check(state, input)``, asked before ``transition``: ``None`` accepts the
+      input, anything else is the rejection. For reducers with a cheap
+      separate check.
+
+    Any other exception from ``transition`` propagates and the batch is not applied.
 
     The host starts the effects of ``result.starting``, cancels those of
     ``result.plan.cancel``, and calls :meth:`effect_ended` when a started effect
@@ -73,11 +84,14 @@ class MachineCore(Generic[S, I, E]):
         transition: Callable[[S, I], S],
         effects_at: Callable[[S], Mapping[str, E]],
         check: Callable[[S, I], object | None] | None = None,
+        *,
+        rejects: Rejects = (),
     ) -> None:
         self._state = initial
         self._transition = transition
         self._effects_at = effects_at
         self._check = check
+        self._rejects = _checked_rejects(rejects)
         self._running: dict[str, E] = {}
         self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
         self._applying = False
@@ -120,20 +134,24 @@ class MachineCore(Generic[S, I, E]):
             self._applying = False
 
     def _apply(self, inputs: Iterable[I], journal: Journal[I] | None, reconcile: bool) -> StepResult[S, I, E]:
-        state, check, transition = self._state, self._check, self._transition
+        state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
         events: list[MachineEvent] = []
         for inp in inputs:
             rejection = None if check is None else check(state, inp)
-            if rejection is not None:
-                rejected.append((inp, rejection))
-                events.append(InputRejected(input=inp, rejection=rejection))
-                continue
-            state = transition(state, inp)
-            accepted.append((inp, state))
-            events.append(InputReceived(input=inp))
-            events.append(StateUpdated(input=inp, state=state))
+            if rejection is None:
+                try:
+                    state = transition(state, inp)  # not assigned when it raises: the input changes nothing
+                except rejects as error:
+                    rejection = _rejection_of(error)
+                else:
+                    accepted.append((inp, state))
+                    events.append(InputReceived(input=inp))
+                    events.append(StateUpdated(input=inp, state=state))
+                    continue
+            rejected.append((inp, rejection))
+            events.append(InputRejected(input=inp, rejection=rejection))
         if accepted and journal is not None:
             journal.append([inp for inp, _ in accepted])
         self._state = state
@@ -182,6 +200,21 @@ class MachineCore(Generic[S, I, E]):
         self._running.clear()
         self._ended.clear()
         return events
+
+
+def _checked_rejects(rejects: Rejects) -> Rejects:
+    types = rejects if isinstance(rejects, tuple) else (rejects,)
+    if not all(isinstance(t, type) and issubclass(t, Exception) for t in types):
+        raise TypeError(
+            f"rejects= expects an exception type or a tuple of them (e.g. rejects=InvalidInput), got {rejects!r}"
+        )
+    return rejects
+
+
+def _rejection_of(error: Exception) -> object:
+    """What an input-rejected event carries for ``error``: its ``rejection`` attribute, else the error itself."""
+    rejection = getattr(error, "rejection", None)
+    return error if rejection is None else rejection
 
 
 _MISSING: Any = object()

@@ -46,7 +46,12 @@ class StateUpdated(MachineEvent, Generic[I, S], frozen=True, kw_only=True):
 
 
 class InputRejected(MachineEvent, Generic[I], frozen=True, kw_only=True):
-    """``check`` refused ``input``; ``rejection`` is what it returned. Nothing changed."""
+    """``input`` was refused and changed nothing.
+
+    ``rejection`` is what ``check`` returned, or, when ``transition`` raised one of
+    the machine's ``rejects`` types, the error's ``rejection`` attribute (the
+    error itself if it has none).
+    """
 
     type: ClassVar[str] = "input-rejected"
     input: I

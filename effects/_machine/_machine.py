@@ -12,7 +12,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects
 from ._events import MachineEvent
 from ._loop import reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
@@ -32,8 +32,10 @@ class Machine(Generic[S, I, E]):
     (see :func:`effect`). Inside ``async with machine.running():`` the machine
     applies dispatched inputs in batches, publishes the timeline (see
     :class:`MachineEvent`) and starts and cancels effects by key; every effect
-    runs in the machine's task group. ``check(state, input)`` refuses inputs
-    (``input-rejected``); ``journal.append`` makes each batch durable before
+    runs in the machine's task group. An input is refused (``input-rejected``,
+    nothing changes) when ``transition`` raises one of the ``rejects`` exception
+    types, or when ``check(state, input)`` returns a rejection (see
+    :class:`MachineCore`). ``journal.append`` makes each batch durable before
     anyone sees its states or an effect depending on it starts.
 
     Inputs dispatched while the machine is stopped wait in its queue: they are
@@ -51,9 +53,10 @@ class Machine(Generic[S, I, E]):
         run_effect: Callable[[E, S, str], Controller[I]],
         *,
         check: Callable[[S, I], object | None] | None = None,
+        rejects: Rejects = (),
         journal: Journal[I] | None = None,
     ) -> None:
-        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check)
+        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
         self._journal = journal
         self._subscribers = Subscribers()
         self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify)
@@ -153,9 +156,10 @@ class Machine(Generic[S, I, E]):
         """Run the machine for the duration of the block; effects are cancelled on exit.
 
         On entry the queued inputs are applied and the effects the state derives
-        start. An error from ``transition``, ``check``, ``effects_at`` or the journal
-        stops the machine and propagates out of the block unwrapped (``run_effect``
-        raising is reported as ``effect-failed`` for that key instead).
+        start. An error from ``transition`` (other than the ``rejects`` types),
+        ``check``, ``effects_at`` or the journal stops the machine and propagates
+        out of the block unwrapped (``run_effect`` raising is reported as
+        ``effect-failed`` for that key instead).
         """
         if self._tg is not None:
             raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")

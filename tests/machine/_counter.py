@@ -4,7 +4,8 @@
 ``tick:<count>`` effect that dispatches ``Inc``, so the machine counts up to the
 limit on its own. ``StartJob(name)`` / ``StopJob(name)`` add and remove a
 ``job:<name>`` effect whose behaviour each test supplies. ``check`` refuses a
-negative limit and stopping a job that is not there.
+negative limit and stopping a job that is not there; ``strict_transition``
+refuses the same inputs by raising :class:`Refused`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,22 @@ def check(state: Counter, inp: Input) -> str | None:
     if isinstance(inp, StopJob) and inp.name not in state.jobs:
         return f"job {inp.name!r} is not running"
     return None
+
+
+class Refused(Exception):
+    """What :func:`strict_transition` raises for an input :func:`check` would refuse; carries the rejection."""
+
+    def __init__(self, rejection: str) -> None:
+        super().__init__(rejection)
+        self.rejection = rejection
+
+
+def strict_transition(state: Counter, inp: Input) -> Counter:
+    """``transition`` that validates as it folds: raises :class:`Refused` where ``check`` answers."""
+    rejection = check(state, inp)
+    if rejection is not None:
+        raise Refused(rejection)
+    return transition(state, inp)
 
 
 def effects_at(state: Counter) -> dict[str, str]:
@@ -150,10 +167,14 @@ def machine(
     jobs: Mapping[str, Job] | None = None,
     journal: Journal | None = None,
     initial: Counter = Counter(),
+    strict: bool = False,
 ) -> tuple[Machine[Counter, Input, str], Timeline]:
-    """A counter machine with ``check``, the given jobs and journal, and a :class:`Timeline` subscribed."""
-    m: Machine[Counter, Input, str] = Machine(
-        initial, transition, effects_at, runner(jobs), check=check, journal=journal
+    """A counter machine with ``check`` (``strict``: with ``strict_transition`` and ``rejects=Refused``),
+    the given jobs and journal, and a :class:`Timeline` subscribed."""
+    m: Machine[Counter, Input, str] = (
+        Machine(initial, strict_transition, effects_at, runner(jobs), rejects=Refused, journal=journal)
+        if strict
+        else Machine(initial, transition, effects_at, runner(jobs), check=check, journal=journal)
     )
     timeline = Timeline()
     m.subscribe(timeline)

@@ -19,11 +19,28 @@ from effects import (
     StateUpdated,
 )
 
-from ._counter import Counter, Inc, Input, SetLimit, StartJob, StopJob, check, effects_at, transition
+from ._counter import (
+    Counter,
+    Inc,
+    Input,
+    Refused,
+    SetLimit,
+    StartJob,
+    StopJob,
+    check,
+    effects_at,
+    strict_transition,
+    transition,
+)
 
 
 def core(initial: Counter = Counter()) -> MachineCore[Counter, Input, str]:  # noqa: B008 - Counter is immutable
     return MachineCore(initial, transition, effects_at, check)
+
+
+def strict_core(initial: Counter = Counter()) -> MachineCore[Counter, Input, str]:  # noqa: B008 - Counter is immutable
+    """The same reducer refusing inputs by raising :class:`Refused` from ``transition`` (no ``check``)."""
+    return MachineCore(initial, strict_transition, effects_at, rejects=Refused)
 
 
 def test_a_batch_reports_each_input_then_one_reconciliation_against_the_final_state() -> None:
@@ -66,6 +83,78 @@ def test_a_rejected_input_changes_nothing_and_is_reported() -> None:
     assert result.events[0] == InputRejected(input=SetLimit(-1), rejection="limit must be >= 0, got -1")
     assert [inp for inp, _ in result.accepted] == [Inc()]
     assert c.current() == Counter(count=2)
+
+
+def test_an_input_transition_refuses_with_a_rejects_type_changes_nothing_and_is_reported() -> None:
+    c = strict_core(Counter(count=1))
+    result = c.apply([SetLimit(-1), Inc(), StopJob("a")])
+    assert result.rejected == [(SetLimit(-1), "limit must be >= 0, got -1"), (StopJob("a"), "job 'a' is not running")]
+    assert result.events == [
+        InputRejected(input=SetLimit(-1), rejection="limit must be >= 0, got -1"),
+        InputReceived(input=Inc()),
+        StateUpdated(input=Inc(), state=Counter(count=2)),
+        InputRejected(input=StopJob("a"), rejection="job 'a' is not running"),
+    ]
+    assert [inp for inp, _ in result.accepted] == [Inc()]
+    assert c.current() == Counter(count=2)
+
+
+def test_with_rejects_each_input_is_folded_once() -> None:
+    folded: list[Input] = []
+
+    def counting(state: Counter, inp: Input) -> Counter:
+        folded.append(inp)
+        return strict_transition(state, inp)
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), counting, effects_at, rejects=Refused)
+    c.apply([Inc(), SetLimit(-1), StartJob("a")])
+    assert folded == [Inc(), SetLimit(-1), StartJob("a")]
+
+
+def test_rejects_takes_a_tuple_and_an_error_without_a_rejection_is_the_rejection_itself() -> None:
+    def picky(state: Counter, inp: Input) -> Counter:
+        if isinstance(inp, StartJob) and not inp.name:
+            raise ValueError("a job needs a name")
+        return strict_transition(state, inp)
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), picky, effects_at, rejects=(Refused, ValueError))
+    result = c.apply([StartJob(""), StopJob("x"), StartJob("a")])
+    (first, error), (second, rejection) = result.rejected
+    assert (first, type(error), str(error)) == (StartJob(""), ValueError, "a job needs a name")
+    assert (second, rejection) == (StopJob("x"), "job 'x' is not running")
+    assert c.current() == Counter(jobs=("a",))
+
+
+def test_an_exception_not_in_rejects_propagates_and_nothing_is_applied() -> None:
+    def explode(state: Counter, inp: Input) -> Counter:
+        if isinstance(inp, StopJob):
+            raise KeyError(inp.name)
+        return strict_transition(state, inp)
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), explode, effects_at, rejects=Refused)
+    with pytest.raises(KeyError):
+        c.apply([Inc(), SetLimit(-1), StopJob("a")])
+    assert c.current() == Counter()
+
+
+def test_check_is_asked_before_transition_and_both_can_refuse() -> None:
+    def no_big_steps(state: Counter, inp: Input) -> str | None:
+        return "steps of at most 5" if isinstance(inp, Inc) and inp.by > 5 else None
+
+    c: MachineCore[Counter, Input, str] = MachineCore(
+        Counter(), strict_transition, effects_at, no_big_steps, rejects=Refused
+    )
+    result = c.apply([Inc(by=9), SetLimit(-1), Inc(by=2)])
+    assert result.rejected == [(Inc(by=9), "steps of at most 5"), (SetLimit(-1), "limit must be >= 0, got -1")]
+    assert c.current() == Counter(count=2)
+
+
+def test_rejects_must_be_exception_types() -> None:
+    with pytest.raises(TypeError) as raised:
+        MachineCore(Counter(), transition, effects_at, rejects=("Refused",))  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "rejects= expects an exception type or a tuple of them (e.g. rejects=InvalidInput), got ('Refused',)"
+    )
 
 
 def test_an_ended_effect_is_not_restarted_until_its_key_stops_being_derived() -> None:
@@ -169,9 +258,11 @@ def test_apply_from_inside_a_batch_is_refused() -> None:
 class CoreProperty(RuleBasedStateMachine):
     """Random inputs and random effect endings: the running set always matches what the state derives."""
 
+    strict = False
+
     def __init__(self) -> None:
         super().__init__()
-        self.core = core()
+        self.core = strict_core() if self.strict else core()
         self.log: list[Input] = []
 
     @rule(
@@ -216,5 +307,13 @@ class CoreProperty(RuleBasedStateMachine):
         assert self.core.current() == state
 
 
+class StrictCoreProperty(CoreProperty):
+    """The same property with inputs refused by ``transition`` raising (``rejects=``) instead of ``check``."""
+
+    strict = True
+
+
 TestCoreProperty = CoreProperty.TestCase
 TestCoreProperty.settings = settings(max_examples=60, stateful_step_count=25)
+TestStrictCoreProperty = StrictCoreProperty.TestCase
+TestStrictCoreProperty.settings = settings(max_examples=30, stateful_step_count=25)

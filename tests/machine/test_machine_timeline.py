@@ -57,9 +57,10 @@ async def test_inputs_of_one_loop_turn_are_one_batch_with_one_reconciliation() -
     assert states == [Counter(jobs=("a",)), Counter(), Counter(jobs=("b",))]
 
 
-async def test_a_rejected_input_changes_nothing_and_is_reported_with_its_rejection() -> None:
+@pytest.mark.parametrize("strict", [False, True], ids=["check", "rejects"])
+async def test_a_rejected_input_changes_nothing_and_is_reported_with_its_rejection(strict: bool) -> None:
     journal = Journal()
-    m, timeline = machine(journal=journal)
+    m, timeline = machine(journal=journal, strict=strict)
     async with m.running():
         m.dispatch(StopJob("ghost"))
         await m.settled()
