@@ -23,7 +23,7 @@ from typing import Any
 
 from agent_core import AgentConfig
 from effects import Model, Session, SqliteStore, SystemClock, Tool, open_session
-from effects.providers import AnthropicModel, McpServer, MissingExtra, OpenAIModel, chat_demo_model, chat_demo_tools
+from effects.providers import AnthropicModel, McpServer, OpenAIModel, chat_demo_model, chat_demo_tools
 
 from ._chat_loop import BackgroundSession
 from ._chat_terminal import Printer, ask, converse, show_history
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         model, label, tools = _configure(args)
         tools += [t for path in args.tools for t in load_tools(path)]
-    except (ValueError, MissingExtra, OSError) as error:
+    except Exception as error:  # a bad flag, a missing extra or key, a tools file that fails: say it, no traceback
         print(f"agent-core chat: {error}", file=sys.stderr)
         return 2
     if model is None:

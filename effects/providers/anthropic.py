@@ -55,6 +55,11 @@ class AnthropicModel:
         self._http = require("httpx2", extra="anthropic", user="AnthropicModel")  # the SDK's HTTP library
         self.model = model
         self._client = self._sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+        if not (self._client.api_key or self._client.auth_token or self._client.credentials):
+            raise ValueError(
+                "AnthropicModel needs an API key: pass api_key=... or set ANTHROPIC_API_KEY "
+                "(a server that checks no key accepts any value)"
+            )
         self._secrets = tuple(s for s in (api_key, self._client.api_key, self._client.auth_token) if s)
         self.base_url = redact(str(self._client.base_url), self._secrets)
         self._origin = f"{PROVIDER} request to {self.base_url}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import anyio
 import pytest
@@ -121,6 +122,23 @@ def test_without_the_extra_construction_names_it(monkeypatch: pytest.MonkeyPatch
         "AnthropicModel needs the 'anthropic' package, which is not installed "
         "(import failed: import of anthropic halted; None in sys.modules). "
         "Install the extra: pip install 'agent-core[anthropic]'"
+    )
+
+
+def test_without_a_key_construction_says_what_to_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credential profile on disk either
+    for name in (
+        "ANTHROPIC_CONFIG_DIR",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_IDENTITY_TOKEN",
+        "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError) as info:
+        AnthropicModel("claude-test")
+    assert str(info.value) == (
+        "AnthropicModel needs an API key: pass api_key=... or set ANTHROPIC_API_KEY "
+        "(a server that checks no key accepts any value)"
     )
 
 
