@@ -108,7 +108,7 @@ class FakeProviderServer:
             self._queue.extend(replies)
 
     def release(self) -> None:
-        """Let streams stopped at :data:`HOLD` go on."""
+        """Let streams stopped at :data:`HOLD` go on; from now on :data:`HOLD` no longer stops a stream."""
         self._release.set()
 
     def _next(self, request: RecordedRequest) -> Reply:
