@@ -19,3 +19,13 @@ def require(module: str, *, extra: str, user: str) -> ModuleType:
             f"{user} needs the '{module}' package, which is not installed "
             f"(import failed: {error}). Install the extra: pip install 'agent-core[{extra}]'"
         ) from None
+
+
+def http_library(sdk: ModuleType) -> ModuleType:
+    """The HTTP library ``sdk`` is built on (``httpx2`` for recent SDKs, ``httpx`` before), for its error classes.
+
+    The SDKs wrap most transport errors, but some (a read that fails mid-stream)
+    reach the caller as the HTTP library's own ``TransportError``.
+    """
+    base = importlib.import_module(f"{sdk.__name__}._base_client")
+    return importlib.import_module("httpx2" if hasattr(base, "httpx2") else "httpx")

@@ -18,7 +18,7 @@ from agent_core import ContextMessage, LlmContext, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink, offered_tools
 from ._errors import redact, response_body, status_error, transport_error
-from ._extras import require
+from ._extras import http_library, require
 from ._timeline import arguments_object, regroup, schema_object
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class AnthropicModel:
         **request_options: Any,
     ) -> None:
         self._sdk = require("anthropic", extra="anthropic", user="AnthropicModel")
-        self._http = require("httpx2", extra="anthropic", user="AnthropicModel")  # the SDK's HTTP library
+        self._http = http_library(self._sdk)
         self.model = model
         self._client = self._sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
         if not (self._client.api_key or self._client.auth_token or self._client.credentials):

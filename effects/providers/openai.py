@@ -18,7 +18,7 @@ from agent_core import ContextMessage, LlmContext, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink, offered_tools
 from ._errors import redact, response_body, status_error, transport_error
-from ._extras import require
+from ._extras import http_library, require
 from ._timeline import regroup, schema_object
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class OpenAIModel:
         **request_options: Any,
     ) -> None:
         self._sdk = require("openai", extra="openai", user="OpenAIModel")
-        self._http = require("httpx2", extra="openai", user="OpenAIModel")  # the SDK's HTTP library
+        self._http = http_library(self._sdk)
         key = api_key or os.environ.get("OPENAI_API_KEY") or ""
         url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if not key and url is None:
