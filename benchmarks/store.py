@@ -39,7 +39,7 @@ from _common import INPUTS_PER_TURN, table, write_results
 from _common import session as realistic_session
 from runner import ROUNDS_PER_TURN, instant_model, lookup
 
-from agent_core import AgentConfig, AgentInput, encode_input, encode_state, state_hash
+from agent_core import AgentConfig, AgentInput, AgentState, encode_input, encode_state, state_hash
 from effects import Agent, SessionJournal, SqliteStore, load_state, replay_session, turn_digest
 
 TARGET_BYTES = 1_000_000
@@ -72,9 +72,9 @@ class TimedJournal:
         self.batches: list[list[AgentInput]] = []
         self.latencies_ms: list[float] = []
 
-    def append(self, inputs: Sequence[AgentInput], /) -> None:
+    def append(self, inputs: Sequence[AgentInput], states: Sequence[AgentState], /) -> None:
         start = time.perf_counter_ns()
-        self.journal.append(inputs)
+        self.journal.append(inputs, states)
         self.latencies_ms.append((time.perf_counter_ns() - start) / 1e6)
         self.batches.append(list(inputs))
 

@@ -66,7 +66,7 @@ class Agent:
         clock: Clock | None = None,
         ids: IdSource | None = None,
         session_id: str | None = None,
-        journal: Journal[AgentInput] | None = None,
+        journal: Journal[AgentState, AgentInput] | None = None,
         initial: AgentState | None = None,
     ) -> None:
         self.model = model

@@ -113,12 +113,12 @@ class MachineCore(Generic[S, I, E]):
         return tuple(self._ended)
 
     def apply(
-        self, inputs: Iterable[I], *, journal: Journal[I] | None = None, reconcile: bool = True
+        self, inputs: Iterable[I], *, journal: Journal[S, I] | None = None, reconcile: bool = True
     ) -> StepResult[S, I, E]:
         """Apply ``inputs`` in order as one batch, then reconcile once against the final state.
 
-        ``journal.append`` receives the accepted inputs before anything changes;
-        if it raises, nothing is applied. ``apply([])`` only reconciles (use it
+        ``journal.append`` receives the accepted inputs and the state after each
+        before anything changes; if it raises, nothing is applied. ``apply([])`` only reconciles (use it
         to start the effects of the initial or a resumed state). With
         ``reconcile=False`` the inputs are applied but no effect is planned.
         """
@@ -133,7 +133,7 @@ class MachineCore(Generic[S, I, E]):
         finally:
             self._applying = False
 
-    def _apply(self, inputs: Iterable[I], journal: Journal[I] | None, reconcile: bool) -> StepResult[S, I, E]:
+    def _apply(self, inputs: Iterable[I], journal: Journal[S, I] | None, reconcile: bool) -> StepResult[S, I, E]:
         state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
@@ -153,7 +153,7 @@ class MachineCore(Generic[S, I, E]):
             rejected.append((inp, rejection))
             events.append(InputRejected(input=inp, rejection=rejection))
         if accepted and journal is not None:
-            journal.append([inp for inp, _ in accepted])
+            journal.append([inp for inp, _ in accepted], [after for _, after in accepted])
         self._state = state
         plan, starting = self._reconcile(events) if reconcile else (EMPTY_PLAN, {})
         return StepResult(accepted=accepted, rejected=rejected, plan=plan, starting=starting, events=events)

@@ -54,7 +54,7 @@ class Machine(Generic[S, I, E]):
         *,
         check: Callable[[S, I], object | None] | None = None,
         rejects: Rejects = (),
-        journal: Journal[I] | None = None,
+        journal: Journal[S, I] | None = None,
     ) -> None:
         self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
         self._journal = journal

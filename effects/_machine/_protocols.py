@@ -8,6 +8,7 @@ from typing import Generic, Protocol, TypeVar
 I = TypeVar("I")  # noqa: E741 - the input type
 I_co = TypeVar("I_co", covariant=True)
 I_contra = TypeVar("I_contra", contravariant=True)
+S_contra = TypeVar("S_contra", contravariant=True)
 
 Dispatch = Callable[[I], None]
 
@@ -27,16 +28,21 @@ class Controller(Protocol[I_co]):
         ...
 
 
-class Journal(Protocol[I_contra]):
-    """Where accepted inputs are made durable before anything depends on them.
+class Journal(Protocol[S_contra, I_contra]):
+    """Where accepted inputs are made durable before anything depends on them (``Journal[state, input]``).
 
-    ``append`` is called once per batch with the accepted inputs, in order,
-    before subscribers see the resulting states and before any effect derived
-    from them starts. If it raises, the batch is not applied and the machine stops.
+    ``append(inputs, states)`` is called once per batch with the accepted
+    inputs, in order, and the states the machine computed for them:
+    ``states[i]`` is the state right after ``inputs[i]`` (so ``states[-1]`` is
+    the batch's final state). A journal that records something derived from
+    the states (digests, snapshots) reads them there instead of folding the
+    inputs a second time. It is called before subscribers see the states and
+    before any effect derived from them starts. If it raises, the batch is not
+    applied and the machine stops.
     """
 
-    def append(self, inputs: Sequence[I_contra], /) -> None:
-        """Persist ``inputs``; raise if they could not be persisted."""
+    def append(self, inputs: Sequence[I_contra], states: Sequence[S_contra], /) -> None:
+        """Persist ``inputs`` (``states``: the state after each, same length); raise if they could not be persisted."""
         ...
 
 

@@ -36,12 +36,14 @@ class SessionJournal:
     """Appends one session's inputs to an :class:`EventStore`; pass it as a machine's ``journal``.
 
     Each :meth:`append` is one batch and one transaction: the machine calls it
-    with the inputs it accepted in one loop turn, before any effect depending
-    on them starts and before subscribers see the state. The journal folds the
-    inputs itself to record a turn digest where a turn ends and, every
-    ``snapshot_every`` inputs (more as the state grows, see
-    :data:`SNAPSHOT_BYTES_PER_INPUT`), the full state hash and a snapshot. A journal
-    that lost a race with another writer raises :class:`ConcurrencyError`.
+    with the inputs it accepted in one loop turn and the state after each,
+    before any effect depending on them starts and before subscribers see the
+    state. From those states the journal records a turn digest where a turn
+    ends and, every ``snapshot_every`` inputs (more as the state grows, see
+    :data:`SNAPSHOT_BYTES_PER_INPUT`), the full state hash and a snapshot.
+    Called without states (a script appending inputs itself), it folds the
+    inputs to get them. A journal that lost a race with another writer raises
+    :class:`ConcurrencyError`.
     """
 
     def __init__(
@@ -80,17 +82,46 @@ class SessionJournal:
         """How many inputs the session has (the last record's number)."""
         return self._position.seq
 
-    def append(self, inputs: Sequence[AgentInput]) -> None:
-        """Commit ``inputs`` as one batch; raises if the store refuses (the inputs are then not logged)."""
+    def append(self, inputs: Sequence[AgentInput], states: Sequence[AgentState] | None = None, /) -> None:
+        """Commit ``inputs`` as one batch; raises if the store refuses (the inputs are then not logged).
+
+        ``states[i]`` is the state right after ``inputs[i]``, as a machine passes
+        them (see :class:`~effects.Journal`); they must continue this journal's
+        state, which is trusted, not re-checked, apart from their count and
+        ``step``. Without ``states`` the journal folds the inputs itself, and an
+        invalid input raises :class:`~agent_core.InvalidInput`.
+        """
         if inputs:
-            self.append_encoded([(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs])
+            encoded = [(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs]
+            self._commit(encoded, self._fold(inputs) if states is None else self._continuing(inputs, states))
 
     def append_encoded(self, batch: Sequence[Encoded]) -> None:
         """Commit inputs already encoded, possibly of an older schema version (imports keep their bytes)."""
+        self._commit(batch, self._fold([inp for inp, _, _ in batch]))
+
+    def _fold(self, inputs: Sequence[AgentInput]) -> list[AgentState]:
+        state = self._position.state
+        states = []
+        for inp in inputs:
+            state = transition(state, inp)
+            states.append(state)
+        return states
+
+    def _continuing(self, inputs: Sequence[AgentInput], states: Sequence[AgentState]) -> Sequence[AgentState]:
+        step = self._position.state.step + len(inputs)
+        if len(states) != len(inputs) or states[-1].step != step:
+            got = f"{len(states)} ending at step {states[-1].step}" if states else "none"
+            raise ValueError(
+                f"SessionJournal.append expected {len(inputs)} states ending at step {step} (session "
+                f"{self.session_id!r} is at step {self._position.state.step}), got {got}; start the machine "
+                "from the journal's state (journal.state), or append the inputs alone"
+            )
+        return states
+
+    def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> None:
         state, seq, head = self._position
         records: list[StoredInput] = []
-        for inp, version, data in batch:
-            after = transition(state, inp)
+        for (_, version, data), after in zip(batch, states, strict=True):
             seq += 1
             head = chain_hash(head, data)
             ended = state.turn is not None and after.turn is None

@@ -7,20 +7,21 @@ from collections.abc import Sequence
 import anyio
 import pytest
 
-from agent_core import AgentInput, ToolCallStarted, ToolSuccess, replay, tag_of
+from agent_core import AgentInput, AgentState, ToolCallStarted, ToolSuccess, replay, tag_of
 from effects import Agent, ManualClock, RandomIds, ScriptedModel, SequentialIds, call_tools, say, tool
 
 from ._helpers import START, Recorder, results, texts
 
 
 class ListJournal:
-    """Keeps the accepted inputs in memory."""
+    """Keeps the accepted inputs in memory, and checks that the states it gets are their fold."""
 
     def __init__(self) -> None:
         self.inputs: list[AgentInput] = []
 
-    def append(self, inputs: Sequence[AgentInput], /) -> None:
+    def append(self, inputs: Sequence[AgentInput], states: Sequence[AgentState], /) -> None:
         self.inputs.extend(inputs)
+        assert len(states) == len(inputs) and states[-1] == replay(self.inputs)
 
 
 @pytest.mark.anyio

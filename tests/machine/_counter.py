@@ -146,18 +146,21 @@ class Timeline:
 
 
 class Journal:
-    """A journal that records each batch (and optionally refuses a batch containing a given input)."""
+    """A journal that records each batch and the states it got with it (and optionally refuses a batch
+    containing a given input)."""
 
     def __init__(self, calls: list[object] | None = None, refuse: Input | None = None) -> None:
         self.batches: list[list[Input]] = []
+        self.states: list[list[Counter]] = []
         self.calls = calls if calls is not None else []
         self.refuse = refuse
 
-    def append(self, inputs: Sequence[Input]) -> None:
+    def append(self, inputs: Sequence[Input], states: Sequence[Counter], /) -> None:
         self.calls.append(("journal", list(inputs)))
         if self.refuse is not None and self.refuse in inputs:
             raise OSError(f"cannot write {self.refuse!r}: disk full")
         self.batches.append(list(inputs))
+        self.states.append(list(states))
 
     def log(self) -> list[Input]:
         return [inp for batch in self.batches for inp in batch]

@@ -1,6 +1,6 @@
 """MachineCore driven synchronously, as a host without an event loop drives it."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import settings
@@ -207,20 +207,27 @@ def test_stop_cancels_everything_and_a_later_apply_resumes() -> None:
 class Recorder:
     def __init__(self, fail: bool = False) -> None:
         self.batches: list[list[Input]] = []
+        self.states: list[list[Counter]] = []
         self.fail = fail
 
-    def append(self, inputs: Sequence[Input]) -> None:
+    def append(self, inputs: Sequence[Input], states: Sequence[Counter], /) -> None:
         if self.fail:
             raise OSError("disk full")
         self.batches.append(list(inputs))
+        self.states.append(list(states))
 
 
-def test_the_journal_gets_the_accepted_inputs_of_each_batch() -> None:
-    c = core()
+@pytest.mark.parametrize("make", [core, strict_core], ids=["check", "rejects"])
+def test_the_journal_gets_the_accepted_inputs_of_each_batch_with_the_state_after_each(
+    make: Callable[[], MachineCore[Counter, Input, str]],
+) -> None:
+    c = make()
     journal = Recorder()
-    c.apply([Inc(), SetLimit(-1), Inc(by=2)], journal=journal)
+    result = c.apply([Inc(), SetLimit(-1), Inc(by=2)], journal=journal)
     c.apply([SetLimit(-2)], journal=journal)  # nothing accepted: no call
     assert journal.batches == [[Inc(), Inc(by=2)]]
+    assert journal.states == [[Counter(count=1), Counter(count=3)]]
+    assert journal.states == [[state for _, state in result.accepted]]
 
 
 def test_a_failing_journal_leaves_the_core_unchanged() -> None:

@@ -55,6 +55,7 @@ async def test_inputs_of_one_loop_turn_are_one_batch_with_one_reconciliation() -
         ]
     states = [e.state for e in timeline.of(StateUpdated)]
     assert states == [Counter(jobs=("a",)), Counter(), Counter(jobs=("b",))]
+    assert journal.states == [states]  # the journal got the states subscribers saw, one per accepted input
 
 
 @pytest.mark.parametrize("strict", [False, True], ids=["check", "rejects"])

@@ -5,11 +5,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_core import replay, state_hash
+from agent_core import AgentInput, AgentState, initial_state, replay, state_hash, transition
 from agent_core.testing import sessions
 from effects import (
     EventStore,
@@ -143,3 +144,51 @@ def test_any_session_in_any_batches_loads_back(inputs, batch_sizes, every) -> No
     assert load_state(store, "s") == expected
     middle = len(inputs) // 2
     assert load_state(store, "s", middle) == replay(inputs[:middle])
+
+
+def states_after(inputs: list[AgentInput], state: AgentState | None = None) -> list[AgentState]:
+    """The state after each input, as a machine passes them to its journal."""
+    out = []
+    state = state or initial_state()
+    for inp in inputs:
+        state = transition(state, inp)
+        out.append(state)
+    return out
+
+
+def test_appending_with_the_states_records_what_folding_the_inputs_records() -> None:
+    inputs = session(3)
+    folded, given = MemoryStore(), MemoryStore()
+    folding, trusting = SessionJournal(folded, "s", snapshot_every=20), SessionJournal(given, "s", snapshot_every=20)
+    states = states_after(inputs)
+    for start in range(0, len(inputs), 7):
+        folding.append(inputs[start : start + 7])
+        trusting.append(inputs[start : start + 7], states[start : start + 7])
+    assert list(given.read("s")) == list(folded.read("s"))
+    assert given.load_snapshot("s") == folded.load_snapshot("s")
+    assert trusting.state == folding.state == replay(inputs)
+
+
+def test_the_states_given_are_recorded_not_folded_again() -> None:
+    """The journal takes the machine's states as they are: a state it was handed is what it snapshots."""
+    inputs = session(1)
+    states = states_after(inputs)
+    handed = msgspec.structs.replace(states[-1], session_id="as handed")
+    journal = SessionJournal(MemoryStore(), "s")
+    journal.append(inputs, [*states[:-1], handed])
+    assert journal.state is handed
+
+
+def test_states_that_do_not_continue_the_journal_are_refused() -> None:
+    inputs = session(2)
+    journal = SessionJournal(MemoryStore(), "s")
+    journal.append(inputs[:10])
+    with pytest.raises(ValueError) as raised:
+        journal.append(inputs[10:12], states_after(inputs[:2]))  # folded from the start, not from step 10
+    assert str(raised.value) == (
+        "SessionJournal.append expected 2 states ending at step 12 (session 's' is at step 10), got 2 ending "
+        "at step 2; start the machine from the journal's state (journal.state), or append the inputs alone"
+    )
+    with pytest.raises(ValueError, match=r"expected 2 states ending at step 12 .*, got none;"):
+        journal.append(inputs[10:12], [])
+    assert journal.seq == 10
