@@ -31,9 +31,10 @@ def sessions(
     With ``invalid=False`` every input is accepted in order, so ``replay(inputs)``
     succeeds. With ``invalid=True`` about one step in eight is instead drawn from
     :func:`invalid_input` (and must be refused); the others are accepted by the state
-    folded from the accepted inputs before them, so fold with ``check`` to skip the
-    refused ones. ``config`` and ``tools`` fix the session's configuration and tools,
-    or draw them from a strategy (default: :func:`agent_configs`, :func:`tool_lists`).
+    folded from the accepted inputs before them; :func:`fold` skips the refused ones.
+    ``config`` and ``tools`` fix the session's configuration and tools, or draw them
+    from a strategy (default: :func:`agent_configs`, and :func:`tool_lists` of at
+    least one tool).
     """
 
     firsts = session_started(
