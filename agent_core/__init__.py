@@ -64,6 +64,7 @@ from ._phase import VALID_INPUTS, Phase, phase, valid_inputs
 from ._reducer import WRITE_SETS, check, transition
 from ._replay import replay
 from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome, initial_state
+from ._toolset import ToolSet
 
 __all__ = [
     "INPUT_TAGS",
@@ -112,6 +113,7 @@ __all__ = [
     "ToolDefinition",
     "ToolFailure",
     "ToolResult",
+    "ToolSet",
     "ToolSuccess",
     "Turn",
     "TurnOutcome",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable
-from types import MappingProxyType
 from typing import Any, Literal
 
 import msgspec
@@ -22,6 +21,7 @@ from ._config import AgentConfig, ToolDefinition
 from ._errors import DecodeError
 from ._inputs import INPUT_TAGS, SCHEMA_VERSION, AgentInput
 from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome
+from ._toolset import ToolSet
 
 Format = Literal["json", "msgpack"]
 Record = dict[str, Any]
@@ -264,7 +264,7 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
         started=state.started,
         session_id=state.session_id,
         config=state.config,
-        tools=tuple(state.tools.values()),
+        tools=state.tools.definitions,
         timestamp=state.timestamp,
         step=state.step,
         messages=tuple(messages[i] for i in range(len(messages))),
@@ -295,7 +295,7 @@ def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
         started=doc.started,
         session_id=doc.session_id,
         config=doc.config,
-        tools=MappingProxyType({tool.name: tool for tool in doc.tools}),
+        tools=ToolSet(doc.tools),
         timestamp=doc.timestamp,
         step=doc.step,
         messages=Map(enumerate(doc.messages)),

@@ -10,15 +10,14 @@ timestamps, because two inputs may share a millisecond.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Literal
 
 import msgspec
 from immutables import Map
 
-from ._config import AgentConfig, ToolDefinition
+from ._config import AgentConfig
 from ._inputs import ToolResult
+from ._toolset import ToolSet
 
 Role = Literal["user", "assistant"]
 ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
@@ -97,7 +96,7 @@ _NO_MESSAGES: Map[int, Message] = Map()
 _NO_INDEX: Map[str, int] = Map()
 _NO_CALLS: Map[str, ToolCallRecord] = Map()
 _NO_LOG: Map[int, str] = Map()
-_NO_TOOLS: Mapping[str, ToolDefinition] = MappingProxyType({})
+_NO_TOOLS = ToolSet()
 
 
 class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -106,14 +105,14 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ``messages`` maps position (0, 1, ...) to :class:`Message`; ``tool_calls``
     maps tool call id to :class:`ToolCallRecord`, and ``tool_call_log`` maps
     position to id in request order. ``turn`` is ``None`` between turns.
-    ``tools`` is a read-only mapping in the order the session declared them.
+    ``tools`` is a read-only :class:`ToolSet` (name -> definition) in declared order.
     ``step`` counts accepted inputs; ``timestamp`` is the last one's time.
     """
 
     started: bool = False
     session_id: str = ""
     config: AgentConfig = AgentConfig()
-    tools: Mapping[str, ToolDefinition] = _NO_TOOLS
+    tools: ToolSet = _NO_TOOLS
     timestamp: int = 0
     step: int = 0
     messages: Map[int, Message] = _NO_MESSAGES

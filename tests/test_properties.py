@@ -518,12 +518,12 @@ def test_a_budget_spent_at_the_start_binds_the_first_model_call(
     assert derived == calls
 
 
-@pytest.mark.xfail(strict=True, reason="AgentState.tools compares as a dict, ignoring the order that encoding keeps")
 def test_states_that_differ_only_in_tool_order_are_not_equal() -> None:
-    # Two sessions declaring the same tools in another order compare equal, yet their
-    # llm_context offers the tools in another order and their state hashes differ.
+    # The tools' order is part of the state: a model call offers them in it, and the
+    # state hash covers it, so equal states must agree on it too.
     first, second = ac.ToolDefinition(name="search"), ac.ToolDefinition(name="fetch")
     one = ac.replay([ac.SessionStarted(timestamp=1, session_id="s", tools=(first, second))])
     other = ac.replay([ac.SessionStarted(timestamp=1, session_id="s", tools=(second, first))])
     assert ac.llm_context(one) != ac.llm_context(other)
     assert one != other
+    assert ac.state_hash(one) != ac.state_hash(other)

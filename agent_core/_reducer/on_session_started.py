@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from msgspec.structs import replace
 
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._state import AgentState
+from .._toolset import ToolSet
 from ._common import reject
 
 
@@ -32,7 +31,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
             f"expected schema_version {SCHEMA_VERSION}, got {inp.schema_version}; "
             "decode older logs with agent_core.decode_log, which upcasts them",
         )
-    tools = MappingProxyType({tool.name: tool for tool in inp.tools})
+    tools = ToolSet(inp.tools)
     if len(tools) != len(inp.tools):
         names = [tool.name for tool in inp.tools]
         repeated = sorted({name for name in names if names.count(name) > 1})
