@@ -48,7 +48,7 @@ Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is 
   resume       open the store, build the agent, load the conversation (sqlite), interleaved.
   memory       tracemalloc peak of a conversation run alone, and what it held at its end.
 
---quick (default) takes about four minutes on 2 cores: 3 samples of overhead, a long
+--quick (default) takes four to seven minutes on 2 cores: 3 samples of overhead, a long
 conversation of 100 rounds, memory traced over 50 rounds. --full takes 9 samples, 1,000
 rounds and 200 traced rounds; LangGraph's per-round cost grows with the conversation, so
 it takes more than an hour (narrow it with --only and --modes). With --rounds 1000 and

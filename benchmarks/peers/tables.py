@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from benchmarks._common import table
@@ -11,16 +12,30 @@ from .workload import Contender
 
 ORDER = {"none": 0, "memory": 1, "sqlite": 2}
 
-METRICS = (
-    ("overhead_us", "µs per round"),
-    ("early_us", "µs per round early"),
-    ("late_us", "µs per round late"),
-    ("bytes_at_100", "bytes on disk after 100 rounds"),
-    ("bytes_at_end", "bytes on disk at the end"),
-    ("resume_ms", "resume time"),
-    ("peak_bytes", "peak memory"),
-    ("held_bytes", "memory held"),
+
+def _us(value: float) -> str:
+    return f"{number(value)} µs"
+
+
+def _ms(value: float) -> str:
+    return f"{number(value)} ms"
+
+
+def _bytes(value: float) -> str:
+    return size(int(value))
+
+
+METRICS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
+    ("overhead_us", "per round", _us),
+    ("early_us", "per round in rounds 1-20", _us),
+    ("late_us", "per round in the last 20 rounds", _us),
+    ("bytes_at_100", "on disk after 100 rounds", _bytes),
+    ("bytes_at_end", "on disk at the end", _bytes),
+    ("resume_ms", "to resume", _ms),
+    ("peak_bytes", "peak memory", _bytes),
+    ("held_bytes", "memory held at the end", _bytes),
 )
+"""The numbers compared, how to say them, how to print them."""
 
 
 def ordered(summary: Summary) -> list[tuple[Contender, dict[str, Any]]]:
@@ -116,8 +131,8 @@ def peer_wins(summary: Summary) -> list[str]:
     for contender, values in ordered(summary):
         if contender.framework == "agent-core":
             continue
-        for name, words in METRICS:
+        for name, words, show in METRICS:
             theirs, ours = values.get(name), baseline(summary, contender, values, name)
             if theirs is not None and ours and theirs < ours:
-                wins.append(f"{contender.key}: {words} {number(theirs)} against agent-core's {number(ours)}")
+                wins.append(f"{contender.key}: {show(theirs)} {words}, agent-core {show(ours)}")
     return wins
