@@ -23,12 +23,14 @@ The same scripted ReAct workload through agent-core, LangGraph and pydantic-ai.
 Workload: one long conversation; each user turn is answered by a fake model
 (written for each framework through its public model interface) with 4 rounds
 of 3 parallel tool calls, then a text answer quoting the 12 results. A round is
-one model call with its tool calls: 5 rounds per turn. Tools are instant async
-functions returning short strings. Every run checks that each framework made
-the same model calls and tool calls and gave the same answers.
+one model call with its tool calls: 5 rounds per turn. Tools are instant functions
+returning short strings (coroutines, except in LangGraph's invoke mode). Every run
+checks that each framework made the same model calls and tool calls and gave the
+same answers.
 
 Contenders, per persistence (none / memory / sqlite):
-  agent-core   Agent without a journal; open_session on MemoryStore; on SqliteStore.
+  agent-core   Agent without a journal; open_session on MemoryStore; on SqliteStore
+               (synchronous=FULL, the baseline; and NORMAL, its faster setting).
   langgraph    create_react_agent, create_agent (if langchain is installed), a
                hand-built StateGraph (ToolNode + tools_condition), the same with
                the beta DeltaChannel, and that with durability="exit" (checkpoint
@@ -37,7 +39,13 @@ Contenders, per persistence (none / memory / sqlite):
                each turn; InMemorySaver; SqliteSaver (invoke) / AsyncSqliteSaver
                (ainvoke).
   pydantic-ai  FunctionModel; history carried with message_history; for SQLite,
-               the chat-app pattern of its docs (it ships no store or checkpointer).
+               the chat-app pattern of its docs (it ships no store or checkpointer),
+               which commits once per turn: a crash loses the turn.
+
+With SQLite every store waits for fsync on commit (WAL, synchronous=FULL): agent-core
+commits each batch of inputs before the effects that depend on it (about 3 commits a
+round), LangGraph checkpoints in the background of the next step (durability "async"),
+pydantic-ai once per turn. The fsync latency measured here is printed with the results.
 
 Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is ahead):
   µs/round     fresh conversations of 4 turns (20 rounds), interleaved A B A B, after warm-ups.
