@@ -165,13 +165,17 @@ class Machine(Generic[S, I, E]):
             raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")
         try:
             async with anyio.create_task_group() as tg:
-                self._start(tg)
                 try:
-                    self._process()
-                    tg.start_soon(self._loop, tg, name="effects.Machine loop")
-                    yield self
+                    async with self._tasks.group(tg):
+                        self._start(tg)
+                        try:
+                            self._process()
+                            tg.start_soon(self._loop, tg, name="effects.Machine loop")
+                            yield self
+                        finally:
+                            self._stop()
                 finally:
-                    self._stop(tg)
+                    tg.cancel_scope.cancel(MACHINE_STOPPED)  # the loop task; the effects ended already
         except BaseExceptionGroup as group:
             reraise_single(group)
 
@@ -181,7 +185,7 @@ class Machine(Generic[S, I, E]):
         self._loop_thread = threading.get_ident()
         self._broken = False
 
-    def _stop(self, tg: anyio.abc.TaskGroup) -> None:
+    def _stop(self) -> None:
         try:
             if self._queue and not self._broken:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
@@ -191,7 +195,6 @@ class Machine(Generic[S, I, E]):
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
             self._publish_all(self._core.stop(MACHINE_STOPPED))
-            tg.cancel_scope.cancel(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
             if self._changed is not None:  # release waiters of settled(), settled or not
                 self._changed.set()
@@ -221,10 +224,10 @@ class Machine(Generic[S, I, E]):
             self._tasks.cancel(key, NO_LONGER_DERIVED)
         self._publish_all(result.events)
         if result.starting:
-            assert self._tg is not None and self._schedule is not None
+            assert self._schedule is not None
             state = self._core.current()
             for key, eff in result.starting.items():
-                self._tasks.launch(self._tg, self.dispatch, self._schedule, key, eff, state)
+                self._tasks.launch(self.dispatch, self._schedule, key, eff, state)
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish

@@ -7,9 +7,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar, Token
-from typing import Any, Generic, TypeVar
-
-import anyio
+from typing import Any, Generic, Protocol, TypeVar
 
 I = TypeVar("I")  # noqa: E741 - the input type
 
@@ -20,20 +18,29 @@ logger = logging.getLogger("effects.machine")
 _CURRENT: ContextVar[EffectRun[Any] | None] = ContextVar("effects_machine_current_run", default=None)
 
 
+class Cancellable(Protocol):
+    """What stops a run: its native task or its cancel scope (both take the reason)."""
+
+    def cancel(self, msg: str | None = None, /) -> object:
+        """Cancel, with ``msg`` as the reason."""
+        ...
+
+
 class EffectRun(Generic[I]):
-    """The bookkeeping of one started effect: its cancel scope, whether it was cancelled, whether it is parked."""
+    """The bookkeeping of one started effect: what cancels it, whether it was cancelled, whether it is parked."""
 
     __slots__ = (
         "cancelled",
         "dispatch_to",
         "done",
         "effect",
+        "handle",
         "key",
         "loop_thread",
         "on_parked",
         "parked",
         "schedule",
-        "scope",
+        "started",
     )
 
     def __init__(
@@ -50,7 +57,8 @@ class EffectRun(Generic[I]):
         self.schedule = schedule  # runs a callback on the loop thread, from any thread
         self.on_parked = on_parked  # called with True when the run parks, False when it resumes
         self.loop_thread = threading.get_ident()
-        self.scope = anyio.CancelScope()
+        self.handle: Cancellable | None = None  # set by whoever starts the run's task
+        self.started = False  # the task entered its body (a native task cancelled before that never does)
         self.cancelled = False
         self.done = False  # the task exited: parking reports from tasks that outlive it are ignored
         self.parked = 0
@@ -68,7 +76,8 @@ class EffectRun(Generic[I]):
     def cancel(self, reason: str) -> None:
         """Cancel the run's task; from now on its dispatches are dropped."""
         self.cancelled = True
-        self.scope.cancel(reason)
+        if self.handle is not None:
+            self.handle.cancel(reason)
 
     def park(self, delta: int) -> None:
         """Enter (``+1``) or leave (``-1``) a :func:`parked` block; reports the transitions to the machine."""

@@ -1,15 +1,27 @@
-"""The machine's effect tasks: one per started key, each in the machine's task group."""
+"""The machine's effect tasks: one per started key, each owned by a task group the machine holds open.
+
+Under asyncio an effect is a native task in an ``asyncio.TaskGroup`` and is
+cancelled with ``task.cancel(reason)``: starting one costs a fraction of an
+anyio task, which needs a cancel scope of its own. Under any other backend
+(trio) it is an anyio task with its own cancel scope, in the machine's anyio
+task group. Either way no task outlives the group and every cancellation
+carries a reason.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
 
 import anyio.abc
+import anyio.lowlevel
 
 from ._core import MachineCore
 from ._events import MachineEvent
+from ._loop import reraise_single
 from ._protocols import Controller
 from ._run import EffectRun, enter_run, leave_run
 
@@ -42,42 +54,87 @@ class EffectTasks(Generic[S, I, E]):
         self._publish = publish
         self._on_quiet = on_quiet
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
+        self._native: asyncio.TaskGroup | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
         self.active = 0
 
-    def launch(
-        self,
-        tg: anyio.abc.TaskGroup,
-        dispatch: Callable[[I], None],
-        schedule: Callable[..., object],
-        key: str,
-        eff: E,
-        state: S,
-    ) -> None:
-        """Start ``eff`` under ``key`` in ``tg``; ``run_effect`` raising is reported as the effect failing."""
+    @asynccontextmanager
+    async def group(self, tg: anyio.abc.TaskGroup) -> AsyncIterator[None]:
+        """Hold the task group effects start in for the block; on exit, wait until every effect task ended.
+
+        ``tg`` is the machine's anyio task group; under asyncio a native task
+        group is opened inside it. Cancel the runs (:meth:`cancel_all`) before
+        the block ends, or the exit waits for them to finish on their own.
+        """
+        if not isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop):
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self._tg = None
+            return
+        try:
+            async with asyncio.TaskGroup() as native:
+                self._native = native
+                try:
+                    yield
+                finally:
+                    self._native = None
+        except BaseExceptionGroup as group:
+            reraise_single(group)  # the anyio group around wraps it again; one level is unwrapped at a time
+
+    def launch(self, dispatch: Callable[[I], None], schedule: Callable[..., object], key: str, eff: E, state: S) -> None:
+        """Start ``eff`` under ``key``; ``run_effect`` raising is reported as the effect failing."""
         try:
             controller = self._run_effect(eff, state, key)
         except Exception as error:
             self._report_end(key, error)
             return
         run: EffectRun[I] = EffectRun(key, eff, dispatch, schedule, self._parked)
+        if self._native is not None:
+            run.handle = self._native.create_task(self._run_native(run, controller), name=f"effect {key}")
+        else:
+            assert self._tg is not None, "EffectTasks.launch() outside EffectTasks.group()"
+            run.handle = scope = anyio.CancelScope()
+            run.started = True  # an anyio task always enters its body, even when cancelled first
+            self._tg.start_soon(self._run_scoped, run, controller, scope, name=f"effect {key}")
         self._runs[key] = run
         self.active += 1
-        tg.start_soon(self._run, run, controller, name=f"effect {key}")
 
     def cancel(self, key: str, reason: str) -> None:
         """Cancel the run under ``key`` with ``reason``."""
-        self._runs.pop(key).cancel(reason)
+        self._cancel(self._runs.pop(key), reason)
 
     def cancel_all(self, reason: str) -> None:
         """Cancel every run with ``reason``."""
-        for run in self._runs.values():
-            run.cancel(reason)
+        runs = list(self._runs.values())
         self._runs.clear()
+        for run in runs:
+            self._cancel(run, reason)
 
-    async def _run(self, run: EffectRun[I], controller: Controller[I]) -> None:
+    def _cancel(self, run: EffectRun[I], reason: str) -> None:
+        run.cancel(reason)
+        if not run.started:
+            # A native task cancelled before its first step never runs its body (nor its `finally`).
+            self._exited(run)
+
+    async def _run_native(self, run: EffectRun[I], controller: Controller[I]) -> None:
+        run.started = True
         token = enter_run(run)
         try:
-            with run.scope:
+            await controller.start(run.dispatch)
+        except Exception as error:
+            self._ended(run, error)
+        else:
+            self._ended(run, None)
+        finally:
+            leave_run(token)
+            self._exited(run)
+
+    async def _run_scoped(self, run: EffectRun[I], controller: Controller[I], scope: anyio.CancelScope) -> None:
+        token = enter_run(run)
+        try:
+            with scope:
                 await controller.start(run.dispatch)
         except Exception as error:
             self._ended(run, error)
@@ -85,10 +142,13 @@ class EffectTasks(Generic[S, I, E]):
             self._ended(run, None)
         finally:
             leave_run(token)
-            if not run.parked:
-                self.active -= 1
-            run.done = True
-            self._on_quiet()
+            self._exited(run)
+
+    def _exited(self, run: EffectRun[I]) -> None:
+        if not run.parked:
+            self.active -= 1
+        run.done = True
+        self._on_quiet()
 
     def _parked(self, parked: bool) -> None:
         self.active += -1 if parked else 1

@@ -249,3 +249,41 @@ async def test_settled_returns_when_the_machine_stops_while_it_waits() -> None:
             assert returned == []
     assert returned == ["settled"]
     assert m.current() == Counter(jobs=("busy",))  # the Inc waits for the next start
+
+
+async def test_the_cancelled_effect_sees_the_reason_of_its_cancellation() -> None:
+    seen: list[str] = []
+
+    async def watched(dispatch: Dispatch) -> None:
+        try:
+            await idle(dispatch)
+        except BaseException as cancelled:  # asyncio's CancelledError or trio's Cancelled
+            seen.append(str(cancelled))
+            raise
+
+    m, _ = machine(jobs={"w": watched})
+    async with m.running():
+        m.dispatch(StartJob("w"))
+        await m.settled()
+        m.dispatch(StopJob("w"))
+        await m.settled()
+        m.dispatch(StartJob("w"))
+        await m.settled()
+    assert len(seen) == 2
+    assert "key no longer derived" in seen[0]
+    assert "machine stopped" in seen[1]
+
+
+async def test_effects_stopped_before_their_first_step_are_accounted_for() -> None:
+    """Under asyncio a task cancelled before it first ran never runs its body; settling must not wait for it."""
+    m, timeline = machine(jobs={"a": idle, "b": idle}, initial=Counter(jobs=("a", "b")))
+    async with m.running():
+        pass  # the effects were started on entry and are cancelled at once
+    assert [(e.key, e.reason) for e in timeline.of(EffectCanceled)] == [
+        ("job:a", "machine stopped"),
+        ("job:b", "machine stopped"),
+    ]
+    async with m.running():
+        with anyio.fail_after(5):  # a miscount would make settled() wait forever
+            await m.settled()
+        assert m.running_keys() == ("job:a", "job:b")
