@@ -5,6 +5,10 @@ Every input is a frozen ``msgspec.Struct`` in the tagged union
 ``timestamp``, integer milliseconds since the epoch. Field names are the
 public wire format (see the design appendix); new fields get defaults and go
 last, tags and field types never change.
+
+Inputs are not tracked by the garbage collector (``gc=False``): they are
+frozen and hold only strings, numbers and parts of inputs, so they cannot form
+reference cycles, and decoding a long log spends no time in collections.
 """
 
 from __future__ import annotations
@@ -19,34 +23,34 @@ SCHEMA_VERSION = 1
 """The schema version this release writes (the first public version is 1)."""
 
 
-class _Input(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
+class _Input(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="type", omit_defaults=True):
     timestamp: int
 
 
 # --- payloads -------------------------------------------------------------------
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """Tokens one model call consumed."""
 
     input_tokens: int = 0
     output_tokens: int = 0
 
 
-class ToolCallRequest(msgspec.Struct, frozen=True, kw_only=True):
+class ToolCallRequest(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """A tool call the model asked for: the tool's name and its JSON-encoded arguments."""
 
     name: str
     parameters: str = "{}"
 
 
-class ContinueReAct(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="continue-re-act"):
+class ContinueReAct(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="type", tag="continue-re-act"):
     """The model asked for tool calls (id -> request); the loop goes on after their results."""
 
     tool_calls: dict[str, ToolCallRequest]
 
 
-class CompleteReAct(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="complete-re-act"):
+class CompleteReAct(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="type", tag="complete-re-act"):
     """The model answered without tool calls; the turn is complete."""
 
 
@@ -54,13 +58,13 @@ Observation = Union[ContinueReAct, CompleteReAct]
 """What a finished model call observed: :class:`ContinueReAct` or :class:`CompleteReAct` (tag ``type``)."""
 
 
-class ToolSuccess(msgspec.Struct, frozen=True, kw_only=True, tag_field="status", tag="success"):
+class ToolSuccess(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="status", tag="success"):
     """A tool call's successful result, as the text the model will see."""
 
     content: str
 
 
-class ToolFailure(msgspec.Struct, frozen=True, kw_only=True, tag_field="status", tag="failure"):
+class ToolFailure(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="status", tag="failure"):
     """A tool call's failure, as the error text the model will see."""
 
     error: str
