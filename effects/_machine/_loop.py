@@ -1,11 +1,55 @@
-"""Small helpers over anyio: calling into the event loop from another thread, unwrapping task-group errors."""
+"""Small helpers over anyio: waking the loop task, calling into the event loop from another thread,
+unwrapping task-group errors."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import NoReturn
 
+import anyio
 import anyio.lowlevel
+
+
+def on_asyncio() -> bool:
+    """Whether the current event loop is asyncio's (else trio, through anyio)."""
+    return isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop)
+
+
+class Waker:
+    """Lets one task wait until :meth:`wake` is called; a wake while nobody waits does nothing.
+
+    The machine's loop task waits on it whenever its queue is empty, so it is
+    made cheap: under asyncio one bare future per wait, elsewhere an anyio Event.
+    Use it from the event loop's thread only.
+    """
+
+    __slots__ = ("_event", "_future", "_loop")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop() if on_asyncio() else None
+        self._future: asyncio.Future[None] | None = None
+        self._event: anyio.Event | None = None
+
+    def wake(self) -> None:
+        """Wake the waiting task, if one waits."""
+        if self._future is not None:
+            if not self._future.done():
+                self._future.set_result(None)
+        elif self._event is not None:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Wait until the next :meth:`wake`."""
+        try:
+            if self._loop is not None:
+                self._future = self._loop.create_future()
+                await self._future
+            else:
+                self._event = anyio.Event()
+                await self._event.wait()
+        finally:
+            self._future = self._event = None
 
 
 def threadsafe_scheduler() -> Callable[..., object]:

@@ -14,7 +14,7 @@ import anyio.lowlevel
 
 from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects
 from ._events import MachineEvent
-from ._loop import reraise_single, threadsafe_scheduler
+from ._loop import Waker, reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
@@ -64,7 +64,7 @@ class Machine(Generic[S, I, E]):
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
-        self._wake: anyio.Event | None = None
+        self._wake: Waker | None = None
         self._changed: anyio.Event | None = None
         self._broken = False  # a batch raised: the machine stops without applying anything more
 
@@ -104,7 +104,7 @@ class Machine(Generic[S, I, E]):
             return
         self._queue.append(inp)
         if self._wake is not None:
-            self._wake.set()
+            self._wake.wake()
 
     def dispatch_threadsafe(self, inp: I) -> None:
         """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
@@ -167,10 +167,10 @@ class Machine(Generic[S, I, E]):
             async with anyio.create_task_group() as tg:
                 try:
                     async with self._tasks.group(tg):
-                        self._start(tg)
+                        wake = self._start(tg)
                         try:
                             self._process()
-                            tg.start_soon(self._loop, tg, name="effects.Machine loop")
+                            tg.start_soon(self._loop, tg, wake, name="effects.Machine loop")
                             yield self
                         finally:
                             self._stop()
@@ -179,11 +179,13 @@ class Machine(Generic[S, I, E]):
         except BaseExceptionGroup as group:
             reraise_single(group)
 
-    def _start(self, tg: anyio.abc.TaskGroup) -> None:
+    def _start(self, tg: anyio.abc.TaskGroup) -> Waker:
         self._tg = tg
+        self._wake = wake = Waker()
         self._schedule = threadsafe_scheduler()
         self._loop_thread = threading.get_ident()
         self._broken = False
+        return wake
 
     def _stop(self) -> None:
         try:
@@ -200,15 +202,13 @@ class Machine(Generic[S, I, E]):
                 self._changed.set()
                 self._changed = None
 
-    async def _loop(self, tg: anyio.abc.TaskGroup) -> None:
+    async def _loop(self, tg: anyio.abc.TaskGroup, wake: Waker) -> None:
         while True:
             if self._queue:
                 await anyio.lowlevel.checkpoint()  # let effects run between back-to-back batches
             else:
                 self._notify()
-                self._wake = anyio.Event()
-                await self._wake.wait()
-                self._wake = None
+                await wake.wait()
             if self._tg is not tg:
                 return  # woken, then stopped before this task ran: the stop applied the queue already
             self._process()

@@ -17,11 +17,10 @@ from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
 
 import anyio.abc
-import anyio.lowlevel
 
 from ._core import MachineCore
 from ._events import MachineEvent
-from ._loop import reraise_single
+from ._loop import on_asyncio, reraise_single
 from ._protocols import Controller
 from ._run import EffectRun, enter_run, leave_run
 
@@ -66,7 +65,7 @@ class EffectTasks(Generic[S, I, E]):
         group is opened inside it. Cancel the runs (:meth:`cancel_all`) before
         the block ends, or the exit waits for them to finish on their own.
         """
-        if not isinstance(anyio.lowlevel.current_token().native_token, asyncio.AbstractEventLoop):
+        if not on_asyncio():
             self._tg = tg
             try:
                 yield
