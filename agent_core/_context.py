@@ -88,65 +88,83 @@ def llm_context(state: AgentState) -> LlmContext:
     count = len(messages)
     window = turn.context_window_size if turn is not None else min(state.config.initial_context_window, count)
     first = count - window
-    timeline: list[tuple[int, int, ContextEntry]] = []
+    call_ids = turn.tool_call_ids if turn is not None else ()
+    # Messages are stored in the order of their `seq`; the turn's call groups are sorted by theirs.
+    # Merging the two keeps a group after a message of the same seq, as (seq, kind) ordering would.
+    groups = _tool_call_groups(state, call_ids) if call_ids else []
+    entries: list[ContextEntry] = []
+    pending = len(groups)
+    next_group = 0
     for position in range(first, count):
         message = messages[position]
         if message.streaming or (message.role == "assistant" and not message.content):
             continue
-        timeline.append((message.seq, 0, ContextMessage(role=message.role, content=message.content)))
-    in_context: set[str] = set()
-    if turn is not None and turn.tool_call_ids:
-        in_context.update(turn.tool_call_ids)
-        timeline.extend(_tool_call_entries(state, turn.tool_call_ids))
-    timeline.sort(key=lambda item: (item[0], item[1]))
+        while next_group < pending and groups[next_group][0] < message.seq:
+            entries.extend(groups[next_group][1])
+            next_group += 1
+        entries.append(ContextMessage(role=message.role, content=message.content))
+    for _, group in groups[next_group:]:
+        entries.extend(group)
     tools_enabled = turn is None or not turn.final_answer
     return LlmContext(
         system_prompt=state.config.system_prompt,
-        entries=tuple(entry for _, _, entry in timeline),
+        entries=tuple(entries),
         tools=tuple(state.tools.values()) if tools_enabled else (),
         tools_enabled=tools_enabled,
         older_messages=first,
-        past_tool_calls=_past_calls(state, in_context) if tools_enabled else (),
+        past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),
     )
 
 
-def _tool_call_entries(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int, int, ContextEntry]]:
-    """Calls requested together (same ``seq``) form one assistant message; results follow it."""
+def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int, list[ContextEntry]]]:
+    """Calls requested together (same ``seq``) form one assistant message; their results follow it.
+
+    Returns ``(seq, entries)`` per group, by ``seq`` (calls loaded from history come
+    after the turn's own in ``ids`` but were requested before them).
+    """
+    calls = state.tool_calls
     groups: dict[int, list[ToolCallRecord]] = {}
     for call_id in ids:
-        record = state.tool_calls[call_id]
-        groups.setdefault(record.seq, []).append(record)
-    out: list[tuple[int, int, ContextEntry]] = []
-    for seq, records in groups.items():
-        out.append(
-            (
-                seq,
-                1,
-                ContextToolCalls(
-                    calls=tuple(ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in records)
-                ),
+        record = calls[call_id]
+        group = groups.get(record.seq)
+        if group is None:
+            groups[record.seq] = [record]
+        else:
+            group.append(record)
+    out: list[tuple[int, list[ContextEntry]]] = []
+    for seq in sorted(groups):
+        records = groups[seq]
+        entries: list[ContextEntry] = [
+            ContextToolCalls(
+                calls=tuple(ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in records)
             )
-        )
-        for index, record in enumerate(records, start=2):
+        ]
+        for record in records:
             result = record.result
             if result is None:
                 continue
             if isinstance(result, ToolSuccess):
-                entry = ContextToolResult(tool_call_id=record.id, name=record.name, content=result.content)
+                entries.append(ContextToolResult(tool_call_id=record.id, name=record.name, content=result.content))
             else:
-                entry = ContextToolResult(tool_call_id=record.id, name=record.name, content=result.error, is_error=True)
-            out.append((seq, index, entry))
+                entries.append(
+                    ContextToolResult(tool_call_id=record.id, name=record.name, content=result.error, is_error=True)
+                )
+        out.append((seq, entries))
     return out
 
 
-def _past_calls(state: AgentState, in_context: set[str]) -> tuple[PastToolCall, ...]:
+def _past_calls(state: AgentState, in_context: tuple[str, ...]) -> tuple[PastToolCall, ...]:
+    """The most recent completed calls outside the context, newest first."""
     log, calls = state.tool_call_log, state.tool_calls
+    skip = frozenset(in_context)
     found: list[PastToolCall] = []
     position = len(log) - 1
     while position >= 0 and len(found) < PAST_TOOL_CALLS_LISTED:
-        record = calls[log[position]]
+        call_id = log[position]
         position -= 1
-        if record.id in in_context or record.status != "completed":
-            continue
-        found.append(PastToolCall(id=record.id, name=record.name, parameters=record.parameters))
+        if call_id in skip:
+            continue  # tested on the id first: the turn's calls are the newest, and a record lookup costs more
+        record = calls[call_id]
+        if record.status == "completed":
+            found.append(PastToolCall(id=call_id, name=record.name, parameters=record.parameters))
     return tuple(found)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+
 import agent_core as ac
+from agent_core.testing import sessions
 
 from ._build import SEARCH, T0, TOOLS, answer, ask, asked, fold, ok, started, user
 
@@ -120,3 +123,64 @@ def test_tools_are_empty_for_the_final_answer() -> None:
 def test_an_empty_state_has_an_empty_context() -> None:
     context = ac.llm_context(ac.initial_state())
     assert context == ac.LlmContext(system_prompt="", entries=(), tools=(), tools_enabled=True)
+
+
+def reference_entries(state: ac.AgentState) -> tuple[ac.ContextEntry, ...]:
+    """The timeline by its definition: windowed messages and the turn's calls sorted by (seq, kind, order)."""
+    turn, messages = state.turn, state.messages
+    count = len(messages)
+    window = turn.context_window_size if turn is not None else min(state.config.initial_context_window, count)
+    timeline: list[tuple[int, int, int, ac.ContextEntry]] = []
+    for position in range(count - window, count):
+        m = messages[position]
+        if not m.streaming and (m.role == "user" or m.content):
+            timeline.append((m.seq, 0, position, Msg(role=m.role, content=m.content)))
+    records = [state.tool_calls[i] for i in (turn.tool_call_ids if turn is not None else ())]
+    for seq in {r.seq for r in records}:
+        group = [r for r in records if r.seq == seq]
+        calls = tuple(ac.ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in group)
+        timeline.append((seq, 1, 0, ac.ContextToolCalls(calls=calls)))
+        for order, r in enumerate(group):
+            if isinstance(r.result, ac.ToolSuccess):
+                result = ac.ContextToolResult(tool_call_id=r.id, name=r.name, content=r.result.content)
+                timeline.append((seq, 2, order, result))
+            elif isinstance(r.result, ac.ToolFailure):
+                failure = ac.ContextToolResult(tool_call_id=r.id, name=r.name, content=r.result.error, is_error=True)
+                timeline.append((seq, 2, order, failure))
+    return tuple(entry for *_, entry in sorted(timeline, key=lambda item: item[:3]))
+
+
+def reference_past_calls(state: ac.AgentState) -> tuple[ac.PastToolCall, ...]:
+    """Completed calls outside the context, newest first, at most twenty."""
+    in_context = set(state.turn.tool_call_ids) if state.turn is not None else set()
+    log = [state.tool_call_log[i] for i in range(len(state.tool_call_log))]
+    past = [state.tool_calls[i] for i in reversed(log) if i not in in_context]
+    listed = [ac.PastToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in past if r.status == "completed"]
+    return tuple(listed[:20])
+
+
+@settings(max_examples=max(20, settings().max_examples))
+@given(sessions(max_steps=60))
+def test_the_context_matches_its_definition_after_every_input(inputs: list[ac.AgentInput]) -> None:
+    state = ac.initial_state()
+    for inp in inputs:
+        state = ac.transition(state, inp)
+        context = ac.llm_context(state)
+        assert context.entries == reference_entries(state)
+        assert context.past_tool_calls == (reference_past_calls(state) if context.tools_enabled else ())
+
+
+def test_a_call_loaded_from_history_takes_its_place_in_time_before_the_turn_s_own_calls() -> None:
+    state = fold(started(), user("u1", "Where is order 42?", at=T0 + 1), ask(at=T0 + 2, t1='fetch:{"id":42}'))
+    state = fold(state, ok("t1", "In transit.", at=T0 + 3), answer(at=T0 + 4), user("u2", "Any delays?", at=T0 + 5))
+    state = fold(state, ask(at=T0 + 6, t2='search:{"q":"delays"}'), ok("t2", "Storms.", at=T0 + 7))
+    state = fold(state, ac.HistoryToolCallsAdded(timestamp=T0 + 8, tool_call_ids=("t1",)))
+    assert state.turn is not None and state.turn.tool_call_ids == ("t2", "t1")
+    assert ac.llm_context(state).entries == (
+        Msg(role="user", content="Where is order 42?"),
+        ac.ContextToolCalls(calls=(ac.ContextToolCall(id="t1", name="fetch", parameters='{"id":42}'),)),
+        ac.ContextToolResult(tool_call_id="t1", name="fetch", content="In transit."),
+        Msg(role="user", content="Any delays?"),
+        ac.ContextToolCalls(calls=(ac.ContextToolCall(id="t2", name="search", parameters='{"q":"delays"}'),)),
+        ac.ContextToolResult(tool_call_id="t2", name="search", content="Storms."),
+    )
