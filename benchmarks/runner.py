@@ -8,7 +8,8 @@ validation) and the reducer.
 
 * one long session of 1,000 rounds, under asyncio and trio: microseconds per
   round overall, and rounds 1-20 against rounds 980-1000 (flat means the cost
-  does not grow with the session);
+  does not grow with the session); without subscribers (rounds are marked by
+  the model, so the machine builds no events) and with one that ignores them;
 * 1,000 concurrent sessions in one process: total rounds per second and the
   process's peak memory (measured in a fresh subprocess).
 
@@ -26,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table, write_results
 from _floor import machine_floor
 
-from agent_core import AgentConfig, LlmContext, ReActObserved, Usage
-from effects import Agent, MachineEvent, ModelReply, ScriptedModel, StateUpdated, call_tools, say, tool
+from agent_core import AgentConfig, LlmContext, Usage
+from effects import Agent, MachineEvent, ModelReply, ScriptedModel, call_tools, say, tool
 
 ROUNDS_PER_TURN = 5  # four rounds of tool calls, then the answer
 TARGET_US = 100.0
@@ -49,44 +51,51 @@ async def lookup(i: int) -> int:
     return i
 
 
-def instant_model() -> ScriptedModel:
-    """Four rounds of three parallel calls, then an answer; no streaming delay, no usage estimate."""
+def instant_model(on_call: Callable[[], object] | None = None) -> ScriptedModel:
+    """Four rounds of three parallel calls, then an answer; no streaming delay, no usage estimate.
+
+    ``on_call`` is called at the start of every model call (the runner marks rounds with it).
+    """
     usage = Usage(input_tokens=100, output_tokens=20)
     calls = call_tools(("lookup", {"i": 1}), ("lookup", {"i": 2}), ("lookup", {"i": 3}), usage=usage)
     answer = say("done", usage=usage)
     count = [0]
 
     def script(context: LlmContext) -> ModelReply:
+        if on_call is not None:
+            on_call()
         count[0] += 1
         return answer if count[0] % ROUNDS_PER_TURN == 0 else calls
 
     return ScriptedModel(script, estimate_usage=False, keep_calls=False)
 
 
-def new_agent() -> Agent:
+def new_agent(on_call: Callable[[], object] | None = None) -> Agent:
     # Stuck detection would stop the same three calls repeated; budgets stay off.
-    return Agent(instant_model(), tools=[lookup], config=AgentConfig(max_identical_tool_calls=1_000_000))
+    return Agent(instant_model(on_call), tools=[lookup], config=AgentConfig(max_identical_tool_calls=1_000_000))
 
 
-async def long_session(rounds: int) -> dict[str, Any]:
-    """One session of ``rounds`` rounds, with the CPU time at which each round's observation was applied.
+def ignore(event: MachineEvent) -> None:
+    """A subscriber that does nothing: what the machine pays to build and publish its events."""
+
+
+async def long_session(rounds: int, subscribers: int = 0) -> dict[str, Any]:
+    """One session of ``rounds`` rounds, with the CPU time at which each model call began.
 
     Per-round times are CPU time, so a busy machine descheduling the process
     does not show up as framework cost; the overall wall time is reported too.
+    Rounds are marked by the model, not by a subscriber: with ``subscribers=0``
+    the machine has nobody to publish events to and builds none.
     """
     marks: list[int] = []
-
-    def mark(event: MachineEvent) -> None:
-        if isinstance(event, StateUpdated) and type(event.input) is ReActObserved:
-            marks.append(time.process_time_ns())
-
-    async with new_agent().running() as session:
-        session.subscribe(mark)
+    async with new_agent(lambda: marks.append(time.process_time_ns())).running() as session:
+        for _ in range(subscribers):
+            session.subscribe(ignore)
         start = time.perf_counter_ns()
-        marks.append(time.process_time_ns())
         for turn in range(rounds // ROUNDS_PER_TURN):
             session.send(f"question {turn}")
             await session.settled()
+        marks.append(time.process_time_ns())  # the end of the last round
         wall = time.perf_counter_ns() - start
     per_round = [(b - a) / 1000 for a, b in itertools.pairwise(marks)]
     early, late = statistics.median(per_round[:20]), statistics.median(per_round[-21:])
@@ -145,10 +154,11 @@ def main() -> None:
     parser.add_argument("--backend", default="asyncio", help=argparse.SUPPRESS)
     parser.add_argument("--rounds", type=int, default=1000, help=argparse.SUPPRESS)
     parser.add_argument("--sessions", type=int, default=1000, help=argparse.SUPPRESS)
+    parser.add_argument("--subscribers", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase == "long":
-        anyio.run(long_session, 100, backend=args.backend)  # warm-up: imports, validators, caches
-        print(json.dumps(anyio.run(long_session, args.rounds, backend=args.backend)))
+        anyio.run(long_session, 100, args.subscribers, backend=args.backend)  # warm-up: imports, caches
+        print(json.dumps(anyio.run(long_session, args.rounds, args.subscribers, backend=args.backend)))
         return
     if args.phase == "floor":
         anyio.run(machine_floor, 100, backend=args.backend)
@@ -159,15 +169,20 @@ def main() -> None:
         return
     rounds, sessions = (200, 100) if args.quick else (1000, 1000)
     long_runs = {b: in_subprocess("long", "--backend", b, "--rounds", str(rounds)) for b in ("asyncio", "trio")}
+    subscribed = {
+        b: in_subprocess("long", "--backend", b, "--rounds", str(rounds), "--subscribers", "1")
+        for b in ("asyncio", "trio")
+    }
     floors = {b: in_subprocess("floor", "--backend", b, "--rounds", str(rounds)) for b in ("asyncio", "trio")}
     crowd = in_subprocess("concurrent", "--sessions", str(sessions))
-    report(long_runs, floors, crowd)
+    report(long_runs, subscribed, floors, crowd)
     path = write_results(
         "runner",
         {
             "mode": "quick" if args.quick else "full",
             "target_us_per_round": TARGET_US,
             "long_session": long_runs,
+            "long_session_one_subscriber": subscribed,
             "machine_floor": floors,
             "concurrent": crowd,
         },
@@ -175,11 +190,19 @@ def main() -> None:
     print(f"\nwrote {path}")
 
 
-def report(long_runs: dict[str, dict[str, Any]], floors: dict[str, dict[str, Any]], crowd: dict[str, Any]) -> None:
+def report(
+    long_runs: dict[str, dict[str, Any]],
+    subscribed: dict[str, dict[str, Any]],
+    floors: dict[str, dict[str, Any]],
+    crowd: dict[str, Any],
+) -> None:
     """Print the tables."""
+    runs = [(backend, "none", r) for backend, r in long_runs.items()]
+    runs += [(backend, "one", r) for backend, r in subscribed.items()]
     rows = [
         (
             backend,
+            subscribers,
             r["rounds"],
             f"{r['us_per_round']:.1f}",
             f"{r['cpu_us_per_round']:.1f}",
@@ -188,12 +211,23 @@ def report(long_runs: dict[str, dict[str, Any]], floors: dict[str, dict[str, Any
             f"{r['late_over_early']:.2f}x",
             f"{floors[backend]['cpu_us_per_round']:.1f}",
         )
-        for backend, r in long_runs.items()
+        for backend, subscribers, r in runs
     ]
     print(f"One long session (target: <= {TARGET_US:.0f} us per round, late within 1.5x of early)\n")
-    headers = ("backend", "rounds", "wall us/round", "cpu us/round", "rounds 1-20", "last 20", "late/early", "machine alone")
+    headers = (
+        "backend",
+        "subscriber",
+        "rounds",
+        "wall us/round",
+        "cpu us/round",
+        "rounds 1-20",
+        "last 20",
+        "late/early",
+        "machine alone",
+    )
     print(table(headers, rows))
-    print("rounds 1-20, last 20: median cpu us per round. machine alone: cpu us per round of the generic")
+    print("rounds 1-20, last 20: median cpu us per round. subscriber: none, or one that ignores every event")
+    print("(the machine builds events only for subscribers). machine alone: cpu us per round of the generic")
     print("machine running the same tasks and inputs (4 effects, 7 inputs per round) with no agent")
     print(f"\n{crowd['sessions']:,} concurrent sessions (asyncio, {crowd['rounds']:,} rounds)\n")
     print(

@@ -79,4 +79,3 @@ class AgentRuntime:
 
 def _not_attached(*_: object) -> NoReturn:
     raise RuntimeError("the agent runtime is not attached to a machine; call attach(current, emit) first")
-

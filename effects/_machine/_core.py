@@ -113,14 +113,21 @@ class MachineCore(Generic[S, I, E]):
         return tuple(self._ended)
 
     def apply(
-        self, inputs: Iterable[I], *, journal: Journal[S, I] | None = None, reconcile: bool = True
+        self,
+        inputs: Iterable[I],
+        *,
+        journal: Journal[S, I] | None = None,
+        reconcile: bool = True,
+        events: bool = True,
     ) -> StepResult[S, I, E]:
         """Apply ``inputs`` in order as one batch, then reconcile once against the final state.
 
         ``journal.append`` receives the accepted inputs and the state after each
-        before anything changes; if it raises, nothing is applied. ``apply([])`` only reconciles (use it
-        to start the effects of the initial or a resumed state). With
-        ``reconcile=False`` the inputs are applied but no effect is planned.
+        before anything changes; if it raises, nothing is applied. ``apply([])``
+        only reconciles (use it to start the effects of the initial or a resumed
+        state). With ``reconcile=False`` the inputs are applied but no effect is
+        planned. With ``events=False`` no event is built and ``result.events`` is
+        empty (a host with nobody to tell skips that work); the rest is the same.
         """
         if self._applying:
             raise RuntimeError(
@@ -129,15 +136,16 @@ class MachineCore(Generic[S, I, E]):
             )
         self._applying = True
         try:
-            return self._apply(inputs, journal, reconcile)
+            return self._apply(inputs, journal, reconcile, [] if events else None)
         finally:
             self._applying = False
 
-    def _apply(self, inputs: Iterable[I], journal: Journal[S, I] | None, reconcile: bool) -> StepResult[S, I, E]:
+    def _apply(
+        self, inputs: Iterable[I], journal: Journal[S, I] | None, reconcile: bool, events: list[MachineEvent] | None
+    ) -> StepResult[S, I, E]:
         state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
-        events: list[MachineEvent] = []
         for inp in inputs:
             rejection = None if check is None else check(state, inp)
             if rejection is None:
@@ -147,32 +155,39 @@ class MachineCore(Generic[S, I, E]):
                     rejection = _rejection_of(error)
                 else:
                     accepted.append((inp, state))
-                    events.append(InputReceived(input=inp))
-                    events.append(StateUpdated(input=inp, state=state))
+                    if events is not None:
+                        events.append(InputReceived(input=inp))
+                        events.append(StateUpdated(input=inp, state=state))
                     continue
             rejected.append((inp, rejection))
-            events.append(InputRejected(input=inp, rejection=rejection))
+            if events is not None:
+                events.append(InputRejected(input=inp, rejection=rejection))
         if accepted and journal is not None:
             journal.append([inp for inp, _ in accepted], [after for _, after in accepted])
         self._state = state
         plan, starting = self._reconcile(events) if reconcile else (EMPTY_PLAN, {})
-        return StepResult(accepted=accepted, rejected=rejected, plan=plan, starting=starting, events=events)
+        return StepResult(
+            accepted=accepted, rejected=rejected, plan=plan, starting=starting, events=events if events else []
+        )
 
-    def _reconcile(self, events: list[MachineEvent]) -> tuple[Plan, dict[str, E]]:
+    def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
         wanted = self._effects_at(self._state)
         if self._ended:
             self._ended = {key: eff for key, eff in self._ended.items() if key in wanted}
         plan = reconcile(self._running, wanted)
         if not plan:
             return plan, {}
+        running = self._running
         for key in plan.cancel:
-            events.append(EffectCanceled(key=key, effect=self._running.pop(key), reason=NO_LONGER_DERIVED))
+            eff = running.pop(key)
+            if events is not None:
+                events.append(EffectCanceled(key=key, effect=eff, reason=NO_LONGER_DERIVED))
         starting = {key: wanted[key] for key in plan.start if key not in self._ended}
         if len(starting) != len(plan.start):
             plan = Plan(plan.cancel, tuple(starting))
-        for key, eff in starting.items():
-            self._running[key] = eff
-            events.append(EffectStarted(key=key, effect=eff))
+        running.update(starting)
+        if events is not None:
+            events.extend(EffectStarted(key=key, effect=eff) for key, eff in starting.items())
         return plan, starting
 
     def effect_ended(self, key: str, error: BaseException | None = None) -> MachineEvent | None:

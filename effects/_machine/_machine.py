@@ -218,7 +218,7 @@ class Machine(Generic[S, I, E]):
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
-        result = self._core.apply(batch, journal=self._journal)
+        result = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)

@@ -35,6 +35,10 @@ class Subscribers:
 
         return unsubscribe
 
+    def __bool__(self) -> bool:
+        """Whether anyone is subscribed."""
+        return bool(self._snapshot)
+
     def publish(self, event: MachineEvent) -> None:
         """Call every handler with ``event``; a handler that raises is reported, not propagated."""
         for handler in self._snapshot:

@@ -82,7 +82,9 @@ class EffectTasks(Generic[S, I, E]):
         except BaseExceptionGroup as group:
             reraise_single(group)  # the anyio group around wraps it again; one level is unwrapped at a time
 
-    def launch(self, dispatch: Callable[[I], None], schedule: Callable[..., object], key: str, eff: E, state: S) -> None:
+    def launch(
+        self, dispatch: Callable[[I], None], schedule: Callable[..., object], key: str, eff: E, state: S
+    ) -> None:
         """Start ``eff`` under ``key``; ``run_effect`` raising is reported as the effect failing."""
         try:
             controller = self._run_effect(eff, state, key)

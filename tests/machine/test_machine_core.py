@@ -67,6 +67,20 @@ def test_a_batch_reports_each_input_then_one_reconciliation_against_the_final_st
     assert c.running_keys() == ("tick:2",)
 
 
+def test_without_events_a_batch_does_the_same_and_reports_no_event() -> None:
+    quiet, loud = core(), core()
+    for batch in ([StartJob("a"), SetLimit(2), SetLimit(-1)], [StopJob("a"), Inc()]):
+        silent, told = quiet.apply(batch, events=False), loud.apply(batch)
+        assert silent.events == [] and told.events != []
+        assert (silent.accepted, silent.rejected, silent.plan, silent.starting) == (
+            told.accepted,
+            told.rejected,
+            told.plan,
+            told.starting,
+        )
+    assert quiet.current() == loud.current() and quiet.running_keys() == loud.running_keys() == ("tick:1",)
+
+
 def test_a_key_no_longer_derived_is_cancelled_with_a_reason() -> None:
     c = core()
     c.apply([StartJob("a"), StartJob("b")])
