@@ -128,7 +128,9 @@ def unique_requests(calls: Sequence[ModelToolCall], taken: Container[str]) -> di
     """
     requests: dict[str, ToolCallRequest] = {}
     for call in calls:
-        call_id = next(c for c in _candidates(call.id) if c not in taken and c not in requests)
+        call_id = call.id
+        if not call_id or call_id in taken or call_id in requests:
+            call_id = next(c for c in _candidates(call.id) if c not in taken and c not in requests)
         requests[call_id] = ToolCallRequest(name=call.name, parameters=call.arguments or "{}")
     return requests
 

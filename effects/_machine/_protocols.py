@@ -23,8 +23,8 @@ class Controller(Protocol[I_co]):
     raising is ``effect-failed``. Once cancelled, its dispatches are dropped.
     """
 
-    async def start(self, dispatch: Callable[[I_co], None], /) -> None:
-        """Run the effect; return when it is done."""
+    def start(self, dispatch: Callable[[I_co], None], /) -> Awaitable[None]:
+        """Run the effect; return when it is done. Usually written ``async def start(self, dispatch)``."""
         ...
 
 
@@ -54,8 +54,9 @@ class _FunctionController(Generic[I]):
     def __init__(self, fn: Callable[[Dispatch[I]], Awaitable[None]]) -> None:
         self.fn = fn
 
-    async def start(self, dispatch: Dispatch[I], /) -> None:
-        await self.fn(dispatch)
+    def start(self, dispatch: Dispatch[I], /) -> Awaitable[None]:
+        # Hands back `fn`'s own coroutine rather than awaiting it in one more: a frame less per effect.
+        return self.fn(dispatch)
 
     def __repr__(self) -> str:
         return f"effect({getattr(self.fn, '__qualname__', self.fn)!r})"
