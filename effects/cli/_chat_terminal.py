@@ -20,14 +20,14 @@ from agent_core import (
 from effects import MachineEvent, Session, StateUpdated, TextDelta
 
 from ._chat_loop import BackgroundSession, until_turn_waits
+from ._transcript import shorten as transcript_shorten
 
 _SHOWN = 300
 
 
 def shorten(text: str, limit: int = _SHOWN) -> str:
-    """``text`` on one line, cut to ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    """``text`` on one line, cut to ``limit`` characters (longer than the demo transcript's)."""
+    return transcript_shorten(text, limit)
 
 
 class Printer:
