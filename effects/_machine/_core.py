@@ -172,17 +172,17 @@ class MachineCore(Generic[S, I, E]):
 
     def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
         wanted = self._effects_at(self._state)
-        if self._ended:
-            self._ended = {key: eff for key, eff in self._ended.items() if key in wanted}
-        plan = reconcile(self._running, wanted)
-        if not plan:
+        ended, running = self._ended, self._running
+        if ended:
+            self._ended = ended = {key: eff for key, eff in ended.items() if key in wanted}
+        plan = reconcile(running, wanted)
+        if plan is EMPTY_PLAN:
             return plan, {}
-        running = self._running
         for key in plan.cancel:
             eff = running.pop(key)
             if events is not None:
                 events.append(EffectCanceled(key=key, effect=eff, reason=NO_LONGER_DERIVED))
-        starting = {key: wanted[key] for key in plan.start if key not in self._ended}
+        starting = {key: wanted[key] for key in plan.start if key not in ended}
         if len(starting) != len(plan.start):
             plan = Plan(plan.cancel, tuple(starting))
         running.update(starting)
