@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from agent_core import AgentInput, AgentState, DecodeError, InvalidInput, encode_state, tag_of, transition
@@ -48,6 +48,23 @@ def fold(
     hashes (costly on long sessions: it encodes the whole state).
     """
     state, seq, head = start
+    for record, inp, chained in _verified(session_id, records, stop, seq, start.head):
+        after = _apply(session_id, record, inp, state)
+        if digests:
+            _check_turn(session_id, record, inp, state, after)
+        if states and record.state_hash is not None:
+            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
+        if on_step is not None:
+            on_step(record, inp, state, after)
+        state, seq, head = after, record.seq, chained
+    return Position(state, seq, head)
+
+
+def _verified(
+    session_id: str, records: Iterable[StoredInput], stop: int, seq: int, head: bytes
+) -> Iterator[tuple[StoredInput, AgentInput, bytes]]:
+    """Each record after ``seq`` up to ``stop`` with its decoded input and chain hash, after checking
+    its number and its place in the hash chain; raises :class:`LogDamaged` where the log is broken."""
     for record in records:
         if record.seq > stop:
             break
@@ -59,18 +76,9 @@ def fold(
         head = chain_hash(head, record.data)
         if head != record.hash:
             raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
-        inp = _decode(session_id, record)
-        after = _apply(session_id, record, inp, state)
-        if digests:
-            _check_turn(session_id, record, inp, state, after)
-        if states and record.state_hash is not None:
-            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
-        if on_step is not None:
-            on_step(record, inp, state, after)
-        state = after
+        yield record, _decode(session_id, record), head
     if seq < stop:
         raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")
-    return Position(state, seq, head)
 
 
 def _decode(session_id: str, record: StoredInput) -> AgentInput:
@@ -106,18 +114,5 @@ def _compare(session_id: str, record: StoredInput, inp: AgentInput, kind: str, e
 
 def checked_inputs(session_id: str, records: Iterable[StoredInput], stop: int) -> Iterable[AgentInput]:
     """The inputs of records ``1..stop``, checking numbering and the hash chain but not folding them."""
-    head, seq = GENESIS, 0
-    for record in records:
-        if record.seq > stop:
-            break
-        seq += 1
-        if record.seq != seq:
-            raise LogDamaged(
-                session_id, seq, f"found record {record.seq} where record {seq} belongs (missing or moved)"
-            )
-        head = chain_hash(head, record.data)
-        if head != record.hash:
-            raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
-        yield _decode(session_id, record)
-    if seq < stop:
-        raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")
+    for _, inp, _ in _verified(session_id, records, stop, 0, GENESIS):
+        yield inp
