@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import anyio
 import anyio.lowlevel
@@ -20,36 +20,53 @@ class Waker:
     """Lets one task wait until :meth:`wake` is called; a wake while nobody waits does nothing.
 
     The machine's loop task waits on it whenever its queue is empty, so it is
-    made cheap: under asyncio one bare future per wait, elsewhere an anyio Event.
-    Use it from the event loop's thread only.
+    made cheap: under asyncio one bare future per wait, under trio the task
+    parks itself (no Event object). Use it from the event loop's thread only.
     """
 
-    __slots__ = ("_event", "_future", "_loop")
+    __slots__ = ("_future", "_loop", "_lowlevel", "_task")
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop() if on_asyncio() else None
         self._future: asyncio.Future[None] | None = None
-        self._event: anyio.Event | None = None
+        self._task: Any = None  # the parked trio task
+        self._lowlevel: Any = None
+        if self._loop is None:
+            import trio.lowlevel  # anyio runs trio only when it is installed
+
+            self._lowlevel = trio.lowlevel
 
     def wake(self) -> None:
         """Wake the waiting task, if one waits."""
         if self._future is not None:
             if not self._future.done():
                 self._future.set_result(None)
-        elif self._event is not None:
-            self._event.set()
+        elif self._task is not None:
+            self._lowlevel.reschedule(self._task)
+            self._task = None
 
     async def wait(self) -> None:
         """Wait until the next :meth:`wake`."""
-        try:
-            if self._loop is not None:
-                self._future = self._loop.create_future()
+        if self._loop is not None:
+            self._future = self._loop.create_future()
+            try:
                 await self._future
-            else:
-                self._event = anyio.Event()
-                await self._event.wait()
+            finally:
+                self._future = None
+            return
+        lowlevel = self._lowlevel
+
+        def abort(_: object) -> Any:
+            # Cancelling the wait is always allowed. Forget the task at once: trio reschedules it
+            # with the cancellation, and a wake() before it runs must not reschedule it again.
+            self._task = None
+            return lowlevel.Abort.SUCCEEDED
+
+        self._task = lowlevel.current_task()
+        try:
+            await lowlevel.wait_task_rescheduled(abort)
         finally:
-            self._future = self._event = None
+            self._task = None
 
 
 def threadsafe_scheduler() -> Callable[..., object]:

@@ -2,10 +2,10 @@
 
 Under asyncio an effect is a native task in an ``asyncio.TaskGroup`` and is
 cancelled with ``task.cancel(reason)``: starting one costs a fraction of an
-anyio task, which needs a cancel scope of its own. Under any other backend
-(trio) it is an anyio task with its own cancel scope, in the machine's anyio
-task group. Either way no task outlives the group and every cancellation
-carries a reason.
+anyio task, which needs a cancel scope of its own. Under trio it is a task of
+the machine's anyio task group, in a trio cancel scope of its own (anyio's
+wrapper around it would only add work). Either way no task outlives the group
+and every cancellation carries a reason.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Generic, TypeVar
+from contextlib import AbstractContextManager, asynccontextmanager
+from typing import Generic, Protocol, TypeVar
 
 import anyio.abc
 
@@ -22,13 +22,17 @@ from ._core import MachineCore
 from ._events import MachineEvent
 from ._loop import on_asyncio, reraise_single
 from ._protocols import Controller
-from ._run import EffectRun, enter_run, leave_run
+from ._run import Cancellable, EffectRun, enter_run, leave_run
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
 
 logger = logging.getLogger("effects.machine")
+
+
+class ScopeLike(Cancellable, AbstractContextManager[object], Protocol):
+    """A cancel scope: anyio's or trio's."""
 
 
 class EffectTasks(Generic[S, I, E]):
@@ -55,6 +59,7 @@ class EffectTasks(Generic[S, I, E]):
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
         self._native: asyncio.TaskGroup | None = None
         self._tg: anyio.abc.TaskGroup | None = None
+        self._new_scope: Callable[[], ScopeLike] = anyio.CancelScope
         self.active = 0
 
     @asynccontextmanager
@@ -66,7 +71,9 @@ class EffectTasks(Generic[S, I, E]):
         the block ends, or the exit waits for them to finish on their own.
         """
         if not on_asyncio():
-            self._tg = tg
+            import trio  # only reached under trio, which anyio runs only when it is installed
+
+            self._tg, self._new_scope = tg, trio.CancelScope
             try:
                 yield
             finally:
@@ -96,7 +103,7 @@ class EffectTasks(Generic[S, I, E]):
             run.handle = self._native.create_task(self._run_native(run, controller), name=f"effect {key}")
         else:
             assert self._tg is not None, "EffectTasks.launch() outside EffectTasks.group()"
-            run.handle = scope = anyio.CancelScope()
+            run.handle = scope = self._new_scope()
             run.started = True  # an anyio task always enters its body, even when cancelled first
             self._tg.start_soon(self._run_scoped, run, controller, scope, name=f"effect {key}")
         self._runs[key] = run
@@ -132,7 +139,7 @@ class EffectTasks(Generic[S, I, E]):
             leave_run(token)
             self._exited(run)
 
-    async def _run_scoped(self, run: EffectRun[I], controller: Controller[I], scope: anyio.CancelScope) -> None:
+    async def _run_scoped(self, run: EffectRun[I], controller: Controller[I], scope: ScopeLike) -> None:
         token = enter_run(run)
         try:
             with scope:
