@@ -158,13 +158,13 @@ def _past_calls(state: AgentState, in_context: tuple[str, ...]) -> tuple[PastToo
     log, calls = state.tool_call_log, state.tool_calls
     skip = frozenset(in_context)
     found: list[PastToolCall] = []
-    position = len(log) - 1
-    while position >= 0 and len(found) < PAST_TOOL_CALLS_LISTED:
+    for position in range(len(log) - 1, -1, -1):
         call_id = log[position]
-        position -= 1
         if call_id in skip:
             continue  # tested on the id first: the turn's calls are the newest, and a record lookup costs more
         record = calls[call_id]
         if record.status == "completed":
             found.append(PastToolCall(id=call_id, name=record.name, parameters=record.parameters))
+            if len(found) == PAST_TOOL_CALLS_LISTED:
+                break
     return tuple(found)

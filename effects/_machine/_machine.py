@@ -102,6 +102,10 @@ class Machine(Generic[S, I, E]):
         if self._loop_thread is not None and threading.get_ident() != self._loop_thread:
             self.dispatch_threadsafe(inp)
             return
+        self._enqueue(inp)
+
+    def _enqueue(self, inp: I) -> None:
+        """:meth:`dispatch` for callers known to be on the loop thread (effect runs check it themselves)."""
         self._queue.append(inp)
         if self._wake is not None:
             self._wake.wake()
@@ -227,7 +231,7 @@ class Machine(Generic[S, I, E]):
             assert self._schedule is not None
             state = self._core.current()
             for key, eff in result.starting.items():
-                self._tasks.launch(self.dispatch, self._schedule, key, eff, state)
+                self._tasks.launch(self._enqueue, self._schedule, key, eff, state)
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish
