@@ -10,7 +10,8 @@ validation) and the reducer.
   round overall, and rounds 1-20 against rounds 980-1000 (flat means the cost
   does not grow with the session); without subscribers (rounds are marked by
   the model, so the machine builds no events) and with one that ignores them;
-* 1,000 concurrent sessions in one process: total rounds per second and the
+* 1,000 concurrent sessions in one process: total rounds per second, the
+  time spent in the garbage collector and its full collections, and the
   process's peak memory (measured in a fresh subprocess).
 
 Run ``python benchmarks/runner.py`` (``--quick`` for a smoke run). Prints a
@@ -20,6 +21,7 @@ table and writes ``benchmarks/results/runner.json``.
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import resource
@@ -119,10 +121,15 @@ async def concurrent_sessions(sessions: int, turns: int) -> dict[str, Any]:
                 await session.settled()
 
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    collector = GcTimer()
+    gc.callbacks.append(collector)
     start = time.perf_counter()
-    async with anyio.create_task_group() as group:
-        for _ in range(sessions):
-            group.start_soon(one)
+    try:
+        async with anyio.create_task_group() as group:
+            for _ in range(sessions):
+                group.start_soon(one)
+    finally:
+        gc.callbacks.remove(collector)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     rounds = sessions * turns * ROUNDS_PER_TURN
@@ -131,10 +138,28 @@ async def concurrent_sessions(sessions: int, turns: int) -> dict[str, Any]:
         "rounds": rounds,
         "seconds": seconds,
         "rounds_per_second": rounds / seconds,
+        "gc_seconds": collector.seconds,
+        "full_collections": collector.full,
         "peak_rss_mb": peak / 1024,
         "baseline_rss_mb": baseline / 1024,
         "kb_per_session": (peak - baseline) / sessions,
     }
+
+
+class GcTimer:
+    """A ``gc.callbacks`` hook adding up the time spent collecting, and counting full collections."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.full = 0
+        self._started = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        self.seconds += time.perf_counter() - self._started
+        self.full += info["generation"] == 2
 
 
 def in_subprocess(phase: str, *arguments: str) -> dict[str, Any]:
@@ -232,11 +257,13 @@ def report(
     print(f"\n{crowd['sessions']:,} concurrent sessions (asyncio, {crowd['rounds']:,} rounds)\n")
     print(
         table(
-            ("rounds/s", "seconds", "peak RSS MB", "baseline MB", "KB/session"),
+            ("rounds/s", "seconds", "in gc", "full gcs", "peak RSS MB", "baseline MB", "KB/session"),
             [
                 (
                     f"{crowd['rounds_per_second']:,.0f}",
                     f"{crowd['seconds']:.2f}",
+                    f"{crowd['gc_seconds']:.2f}",
+                    crowd["full_collections"],
                     f"{crowd['peak_rss_mb']:.0f}",
                     f"{crowd['baseline_rss_mb']:.0f}",
                     f"{crowd['kb_per_session']:.0f}",
