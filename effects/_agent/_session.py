@@ -50,8 +50,9 @@ class Agent:
     tests pass a :class:`~effects.ManualClock` and :class:`~effects.SequentialIds`.
     ``session_id`` defaults to a new id from ``ids``.
 
-    ``journal`` receives every accepted input before anything depends on it
-    (a store, to make the session durable). To resume a session, pass its
+    ``journal`` receives every accepted input, with the state after it, before
+    anything depends on it (a :class:`~effects.SessionJournal` on a store makes
+    the session durable; see :class:`~effects.Journal`). To resume a session, pass its
     folded state as ``initial``: no ``session-started`` is dispatched, and the
     effects the state derives start again (a tool call that was ``running`` is
     run and completed, not started twice).

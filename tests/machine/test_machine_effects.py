@@ -287,3 +287,22 @@ async def test_effects_stopped_before_their_first_step_are_accounted_for() -> No
         with anyio.fail_after(5):  # a miscount would make settled() wait forever
             await m.settled()
         assert m.running_keys() == ("job:a", "job:b")
+
+
+async def test_an_error_in_the_block_still_cancels_effects_with_the_reason() -> None:
+    seen: list[str] = []
+
+    async def watched(dispatch: Dispatch) -> None:
+        try:
+            await idle(dispatch)
+        except BaseException as cancelled:
+            seen.append(str(cancelled))
+            raise
+
+    m, _ = machine(jobs={"w": watched})
+    with pytest.raises(KeyError, match="from the host"):
+        async with m.running():
+            m.dispatch(StartJob("w"))
+            await m.settled()
+            raise KeyError("from the host")
+    assert len(seen) == 1 and "machine stopped" in seen[0]
