@@ -1,0 +1,49 @@
+"""The README's quick start runs as printed, and its commands name things that exist."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from effects.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def python_blocks() -> list[str]:
+    """The README's ```python blocks, in order."""
+    return re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+@pytest.mark.slow
+def test_the_quick_start_runs_and_answers(tmp_path: Path) -> None:
+    quick_start = python_blocks()[0]
+    script = tmp_path / "quick_start.py"
+    script.write_text(quick_start)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2 + 3 = 5 and 10 + 20 = 30."
+
+
+def test_the_first_lines_give_the_two_commands_and_ci_runs_the_second() -> None:
+    commands = re.findall(r"```sh\n(.*?)\n```", README[:600], re.S)
+    assert len(commands) == 2
+    assert "agent-core run" in commands[0]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert commands[1] in ci.splitlines()
+
+
+def test_every_agent_core_subcommand_in_the_readme_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    shell = "\n".join(re.findall(r"```sh\n(.*?)```", README, re.S))
+    used = sorted(set(re.findall(r"(?:^|/)agent-core (\w+)", shell, re.M)))
+    assert {"run", "chat", "replay"} <= set(used)
+    for command in used:
+        with pytest.raises(SystemExit) as done:
+            build_parser().parse_args([command, "--help"])
+        assert done.value.code == 0, f"the README uses 'agent-core {command}', which does not exist"
+    capsys.readouterr()
