@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agent_core import ContextMessage, LlmContext, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink, offered_tools
+from ._client import HttpModel
 from ._errors import redact, response_body, status_error, transport_error
 from ._extras import http_library, require
 from ._timeline import arguments_object, regroup, schema_object
@@ -32,7 +33,7 @@ DEFAULT_MAX_TOKENS = 4096
 """Output tokens asked for when ``max_tokens`` is not given (the messages API requires a bound)."""
 
 
-class AnthropicModel:
+class AnthropicModel(HttpModel):
     """A :class:`~effects.Model` answering through Anthropic's messages API.
 
     ``base_url`` and ``api_key`` default to what the SDK reads
@@ -66,19 +67,6 @@ class AnthropicModel:
         self._options: dict[str, Any] = {"max_tokens": max_tokens, **request_options}
         if temperature is not None:  # sent in the body: this SDK version has no typed parameter for it
             self._options["extra_body"] = {**self._options.get("extra_body", {}), "temperature": temperature}
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections; use the model as ``async with`` to do it on the way out."""
-        await self._client.close()
-
-    def __repr__(self) -> str:
-        return f"AnthropicModel(model={self.model!r}, base_url={self.base_url!r})"
 
     async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
         """Stream one message for ``context``; raise :class:`~effects.ModelError` when it fails."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agent_core import ContextMessage, LlmContext, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink, offered_tools
+from ._client import HttpModel
 from ._errors import redact, response_body, status_error, transport_error
 from ._extras import http_library, require
 from ._timeline import regroup, schema_object
@@ -29,7 +30,7 @@ PROVIDER = "OpenAI-compatible"
 _KEY_HINT = "OPENAI_API_KEY or api_key=..."
 
 
-class OpenAIModel:
+class OpenAIModel(HttpModel):
     """A :class:`~effects.Model` answering through an OpenAI-compatible chat-completions API.
 
     ``base_url`` and ``api_key`` default to ``OPENAI_BASE_URL`` and
@@ -65,19 +66,6 @@ class OpenAIModel:
         self._options = dict(request_options)
         if temperature is not None:
             self._options["temperature"] = temperature
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections; use the model as ``async with`` to do it on the way out."""
-        await self._client.close()
-
-    def __repr__(self) -> str:
-        return f"OpenAIModel(model={self.model!r}, base_url={self.base_url!r})"
 
     async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
         """Stream one chat completion for ``context``; raise :class:`~effects.ModelError` when it fails."""
