@@ -116,7 +116,7 @@ def _from_origin(record: Record) -> Record:
 
 
 def encode_input(inp: AgentInput, *, format: Format = "json") -> bytes:
-    """One input as JSON (the wire format of the design appendix) or MessagePack."""
+    """One input as JSON (the public wire format, one object per input) or MessagePack."""
     return _msgpack_encoder.encode(inp) if format == "msgpack" else _json_encoder.encode(inp)
 
 

@@ -3,7 +3,7 @@
 Every input is a frozen ``msgspec.Struct`` in the tagged union
 :data:`AgentInput` (tag field ``type``, kebab-case tags) and carries
 ``timestamp``, integer milliseconds since the epoch. Field names are the
-public wire format (see the design appendix); new fields get defaults and go
+public wire format (see the README and `input_json_schema()`); new fields get defaults and go
 last, tags and field types never change.
 
 Inputs are not tracked by the garbage collector (``gc=False``): they are

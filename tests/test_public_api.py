@@ -103,7 +103,7 @@ def test_the_package_has_a_docstring(package: types.ModuleType) -> None:
 
 
 def test_the_design_names_are_exported_from_agent_core() -> None:
-    # The names the design appendix promises to users of agent_core.
+    # The names the documented public API promises to users of agent_core.
     promised = {
         "AgentState", "AgentConfig", "ToolDefinition", "initial_state", "transition", "check", "InvalidInput",
         "Rejection", "effects_at", "llm_context", "phase", "check_invariants", "replay", "state_hash",
