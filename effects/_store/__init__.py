@@ -18,6 +18,7 @@ from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
+from ._postgres import PostgresStore
 from ._protocol import EventStore
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
@@ -34,6 +35,7 @@ __all__ = [
     "MemoryStore",
     "NotAStore",
     "Origin",
+    "PostgresStore",
     "ReplayDiverged",
     "ReplayReport",
     "SessionExists",

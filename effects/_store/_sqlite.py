@@ -6,11 +6,10 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, unpack
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, timestamp_of
+from ._packing import pack, pack_snapshot, unpack, unpack_record
+from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
 from ._sqlite_schema import Synchronous, connect
 from ._validate import check_batch
 
@@ -76,13 +75,13 @@ class SqliteStore:
             row = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE name = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self._count())
-        return _info(row)
+        return session_info(row)
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, in creation order."""
         with self._lock:
             rows = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
-        return [_info(row) for row in rows]
+        return [session_info(row) for row in rows]
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
@@ -163,27 +162,11 @@ class SqliteStore:
                 yield StoredInput(
                     seq=seq,
                     schema_version=version,
-                    data=_unpacked(codec, data),
+                    data=unpack_record(codec, data),
                     hash=digest,
                     turn_digest=turn_digest,
                     state_hash=state_hash,
                 )
-
-
-def _unpacked(codec: int, data: bytes) -> bytes:
-    try:
-        return unpack(codec, data)
-    except ValueError:
-        # Returned as is: the hash chain check names the record and says it is damaged.
-        return b""
-
-
-def _info(row: Any) -> SessionInfo:
-    name, length, head, first, last, parent, parent_seq = row
-    origin = None if parent is None else Origin(session_id=parent, seq=parent_seq)
-    return SessionInfo(
-        session_id=name, length=length, head=head, first_timestamp=first, last_timestamp=last, parent=origin
-    )
 
 
 class _Transaction:

@@ -23,7 +23,7 @@ from agent_core import (
     Usage,
     UserMessageReceived,
 )
-from effects import EventStore, MemoryStore, SqliteStore
+from effects import EventStore, MemoryStore, PostgresStore, SqliteStore
 
 START = 1_767_225_600_000
 TOOLS = (ToolDefinition(name="search", idempotent=True), ToolDefinition(name="fetch"))
@@ -73,10 +73,16 @@ def session(turns: int, *, session_id: str = "s1") -> list[AgentInput]:
     return inputs
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    """Each backend in turn; the rules of the ``EventStore`` protocol hold for both."""
-    opened: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "log.db")
+    """Each backend in turn; the rules of the ``EventStore`` protocol hold for all three."""
+    opened: EventStore
+    if request.param == "memory":
+        opened = MemoryStore()
+    elif request.param == "sqlite":
+        opened = SqliteStore(tmp_path / "log.db")
+    else:
+        opened = PostgresStore(request.getfixturevalue("postgres_dsn"))
     yield opened
     opened.close()
 
