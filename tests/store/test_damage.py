@@ -89,7 +89,7 @@ def test_a_record_changed_with_its_own_hash_is_damage_not_a_changed_reducer(
         inputs[end - 1].__class__(**{**_fields(inputs[end - 1]), "usage": Usage(input_tokens=7, output_tokens=7)}),
         format="msgpack",
     )
-    previous = list(store.read("s1", end - 1, end - 1))[0].hash
+    previous = next(iter(store.read("s1", end - 1, end - 1))).hash
     damage(end, {"codec": 0, "data": changed, "hash": chain_hash(previous, changed)})
     with pytest.raises(LogDamaged) as raised:
         replay_session(store, "s1")
