@@ -54,6 +54,7 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_dsn(postgres_server: PostgresServer) -> str:
     """The server's URL, with the store's tables emptied: each test starts from an empty store."""
     psycopg = pytest.importorskip("psycopg")
+    postgres_server.ensure_running()  # a test that restarts the server may have failed half-way
     with psycopg.connect(postgres_server.dsn(), autocommit=True) as db:
         if db.execute("SELECT to_regclass('agent_core_sessions') IS NOT NULL").fetchone() == (True,):
             db.execute("TRUNCATE agent_core_sessions, agent_core_inputs, agent_core_snapshots RESTART IDENTITY")

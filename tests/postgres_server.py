@@ -63,6 +63,11 @@ class PostgresServer:
             options += " -c fsync=off -c full_page_writes=off"
         self._tool("pg_ctl", "-D", str(self._data), "-l", str(self._root / "server.log"), "-w", "-o", options, "start")
 
+    def ensure_running(self) -> None:
+        """Start the server unless it runs."""
+        if not (self._data / "postmaster.pid").exists():
+            self.start()
+
     def stop(self) -> None:
         """Stop the server now (open connections are closed by the server)."""
         self._tool("pg_ctl", "-D", str(self._data), "-m", "fast", "-w", "stop")

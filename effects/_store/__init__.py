@@ -12,6 +12,7 @@ from ._errors import (
     SessionExists,
     SessionNotFound,
     StoreError,
+    StoreUnavailable,
 )
 from ._fork import fork_session
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
@@ -45,6 +46,7 @@ __all__ = [
     "Snapshot",
     "SqliteStore",
     "StoreError",
+    "StoreUnavailable",
     "StoredInput",
     "TimelineEntry",
     "chain_hash",

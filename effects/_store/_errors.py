@@ -5,6 +5,7 @@
     ├── SessionNotFound    no session by that id in the store (also a KeyError)
     ├── SessionExists      creating (forking, importing) a session whose id is taken
     ├── NotAStore          the file is not an agent-core store (not SQLite, or another schema)
+    ├── StoreUnavailable   the database server cannot be reached now: retry when it is back
     ├── LogDamaged         stored bytes changed, went missing or were reordered: names the record
     └── ReplayDiverged     the reducer now behaves differently on a logged input: names the record
 
@@ -57,6 +58,13 @@ class SessionExists(StoreError):
 
 class NotAStore(StoreError):
     """The file cannot be used as a store: not a SQLite database, or not one agent-core wrote."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's database server cannot be reached now (stopped, restarting, network down).
+
+    Nothing was written that was not committed; retry when the server is back.
+    """
 
 
 class LogDamaged(StoreError):

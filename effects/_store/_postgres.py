@@ -53,8 +53,10 @@ class PostgresStore:
         ]
         last = records[-1]
         unique = driver().errors.UniqueViolation
+        attempts: list[None] = []
 
         def write(db: Any) -> bool:
+            attempts.append(None)
             with db.transaction():
                 if expected == 0:
                     created = db.execute(
@@ -88,7 +90,10 @@ class PostgresStore:
         except unique:  # the primary key: another writer's rows are there
             written = False
         if not written:
-            raise ConcurrencyError(session_id, expected, self._length(session_id))
+            found = self._info(session_id)
+            if len(attempts) > 1 and found is not None and (found.length, found.head) == (last.seq, last.hash):
+                return  # our own batch, committed by an attempt whose answer the connection lost
+            raise ConcurrencyError(session_id, expected, 0 if found is None else found.length)
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """The records with ``start <= seq <= stop``, in order, fetched in chunks."""
@@ -165,21 +170,33 @@ class PostgresStore:
             self._db.close()
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
-        """``body(connection)`` under the lock, on a live connection; a lost server is a :class:`StoreError`."""
+        """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.
+
+        Running twice is safe: reads repeat, and an append whose commit was
+        lost with the connection is recognized by :meth:`append` (its last
+        hash is the session's head). A second failure is a :class:`StoreError`.
+        """
         psycopg = driver()
         with self._lock:
-            if self._db.broken:
-                self._db = connect(self.dsn, readonly=self._readonly)
-            try:
-                return body(self._db)
-            except psycopg.OperationalError as error:
-                raise unreachable(self.dsn, error) from None
+            for attempt in (1, 2):
+                try:
+                    if self._db.broken:
+                        self._db = connect(self.dsn, readonly=self._readonly)
+                    return body(self._db)
+                except psycopg.OperationalError as error:
+                    if attempt == 2 or not self._db.broken:
+                        raise unreachable(self.dsn, error) from None
+            raise AssertionError("unreachable")
 
     def _length(self, session_id: str) -> int:
+        found = self._info(session_id)
+        return 0 if found is None else found.length
+
+    def _info(self, session_id: str) -> SessionInfo | None:
         try:
-            return self.session(session_id).length
+            return self.session(session_id)
         except SessionNotFound:
-            return 0
+            return None
 
     def _count(self) -> int:
         row = self._run(lambda db: db.execute("SELECT count(*) FROM agent_core_sessions").fetchone())

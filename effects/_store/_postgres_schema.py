@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._errors import NotAStore, StoreError
+from ._errors import NotAStore, StoreError, StoreUnavailable
 from ._sqlite_schema import FORMAT
 
 if TYPE_CHECKING:
@@ -94,10 +94,10 @@ def connect(dsn: str, *, readonly: bool) -> psycopg.Connection[Any]:
     return connection
 
 
-def unreachable(dsn: str, error: Exception) -> StoreError:
+def unreachable(dsn: str, error: Exception) -> StoreUnavailable:
     """The error for a server that cannot be reached or a connection that broke."""
     reason = " ".join(str(error).split())
-    return StoreError(
+    return StoreUnavailable(
         f"{shown(dsn)}: cannot reach the PostgreSQL store ({reason}); "
         "check that the server runs and the DSN is right, then retry"
     )

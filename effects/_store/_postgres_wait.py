@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from ._errors import StoreUnavailable
 from ._postgres_schema import CHANNEL, driver
 
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
@@ -21,20 +22,20 @@ async def wait_for_inputs(dsn: str, session_id: str, after: int, length: Callabl
     and the length read again: notifications sent while it was down are lost,
     the length is not.
     """
-    psycopg = driver()
+    lost = (driver().OperationalError, StoreUnavailable)
     attempt = 0
     while True:
         try:
             connection = await anyio.to_thread.run_sync(_listening, dsn)
-        except psycopg.OperationalError:
+        except lost:
             await anyio.sleep(RECONNECT_DELAYS[min(attempt, len(RECONNECT_DELAYS) - 1)])
             attempt += 1
             continue
         attempt = 0
         try:
             return await _wait_on(connection, session_id, after, length)
-        except psycopg.OperationalError:
-            continue  # the server went away: listen again on a new connection
+        except lost:
+            continue  # the server went away: listen again on a new connection (the length is read again)
         finally:
             connection.close()
 

@@ -103,4 +103,3 @@ def test_a_record_changed_with_its_own_hash_is_damage_not_a_changed_reducer(
 
 def _fields(inp: object) -> dict[str, object]:
     return {name: getattr(inp, name) for name in inp.__struct_fields__}  # type: ignore[attr-defined]
-
