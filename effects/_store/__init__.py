@@ -19,6 +19,7 @@ from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
+from ._open import open_store
 from ._postgres import PostgresStore
 from ._protocol import EventStore
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
@@ -57,6 +58,7 @@ __all__ = [
     "interrupted_calls",
     "load_state",
     "open_session",
+    "open_store",
     "replay_session",
     "timeline",
     "turn_digest",
