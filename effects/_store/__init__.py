@@ -11,6 +11,7 @@ from ._errors import (
     ReplayDiverged,
     SessionExists,
     SessionNotFound,
+    StoreDamaged,
     StoreError,
     StoreUnavailable,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SessionNotFound",
     "Snapshot",
     "SqliteStore",
+    "StoreDamaged",
     "StoreError",
     "StoreUnavailable",
     "StoredInput",

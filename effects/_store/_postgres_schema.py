@@ -104,7 +104,8 @@ def unreachable(dsn: str, error: Exception) -> StoreUnavailable:
 
 
 def _check_or_create(connection: psycopg.Connection[Any], dsn: str, readonly: bool) -> None:
-    if not readonly:
+    found = connection.execute("SELECT to_regclass('agent_core_inputs') IS NOT NULL").fetchone()
+    if not readonly and not (found and found[0]):
         with connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             connection.execute(_SCHEMA)

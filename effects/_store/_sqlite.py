@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot, unpack, unpack_record
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
-from ._sqlite_schema import Synchronous, connect
+from ._sqlite_schema import Synchronous, connect, sqlite_errors
 from ._validate import check_batch
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -47,7 +47,7 @@ class SqliteStore:
     ) -> None:
         """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`)."""
         rows = [(r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash) for r in records]
-        with self._lock, self._transaction():
+        with self._lock, sqlite_errors(self.path), self._transaction():
             found = self._db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
             actual = 0 if found is None else found[1]
             if actual != expected:
@@ -71,7 +71,7 @@ class SqliteStore:
 
     def session(self, session_id: str) -> SessionInfo:
         """One session's metadata."""
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE name = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self._count())
@@ -79,7 +79,7 @@ class SqliteStore:
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, in creation order."""
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             rows = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
         return [session_info(row) for row in rows]
 
@@ -87,7 +87,7 @@ class SqliteStore:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
         key, _ = self._key(session_id)
         codec, data = pack_snapshot(snapshot.data)
-        with self._lock, self._transaction():
+        with self._lock, sqlite_errors(self.path), self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?)",
                 (key, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data),
@@ -101,7 +101,7 @@ class SqliteStore:
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
         key, length = self._key(session_id)
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute(
                 "SELECT seq, version, state_hash, codec, CAST(data AS BLOB) FROM snapshots "
                 "WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
@@ -139,20 +139,20 @@ class SqliteStore:
         return cursor.lastrowid
 
     def _key(self, session_id: str) -> tuple[int, int]:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self._count())
         return row[0], row[1]
 
     def _count(self) -> int:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             count: int = self._db.execute("SELECT count(*) FROM sessions").fetchone()[0]
         return count
 
     def _records(self, key: int, start: int, last: int) -> Iterator[StoredInput]:
         for low in range(start, last + 1, _CHUNK):
-            with self._lock:
+            with self._lock, sqlite_errors(self.path):
                 rows = self._db.execute(
                     "SELECT seq, version, codec, CAST(data AS BLOB), CAST(hash AS BLOB), turn_digest, state_hash FROM inputs "
                     "WHERE session = ? AND seq BETWEEN ? AND ? ORDER BY seq",

@@ -22,6 +22,7 @@ from .._store import (
     ReplayDiverged,
     SessionExists,
     SessionNotFound,
+    StoreDamaged,
     StoreError,
     open_store,
 )
@@ -87,7 +88,7 @@ def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[a
         except CommandError as error:
             _fail(name, str(error))
             return error.code
-        except (LogDamaged, ReplayDiverged) as error:
+        except (LogDamaged, ReplayDiverged, StoreDamaged) as error:
             _fail(name, str(error))
             return CHECK_FAILED
         except DecodeError as error:

@@ -261,3 +261,15 @@ def test_sessions_shows_each_phase_and_a_damaged_session_without_failing_the_lis
     assert code == 0
     rows = [re.split(r"\s{2,}", line) for line in out.splitlines()[1:]]
     assert [(row[0], row[2]) for row in rows] == [("s1", "idle"), ("busy", "acting"), ("hurt", "damaged at record 2")]
+
+
+def test_a_truncated_store_is_damage_in_one_line_and_exit_1(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    code, out, err = run(capsys, "sessions", str(db))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"agent-core sessions: {db}: the database file is damaged (database disk image is malformed): truncated or "
+        "overwritten; restore it from a backup, or export the sessions that still read with `agent-core export`\n"
+    )
