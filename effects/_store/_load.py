@@ -6,7 +6,7 @@ import hashlib
 
 from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state
 
-from ._fold import Position, checked_inputs, fold
+from ._fold import Position, chained, fold
 from ._protocol import EventStore
 from ._records import GENESIS, Snapshot
 
@@ -44,7 +44,7 @@ def load_for_append(store: EventStore, session_id: str) -> tuple[Position, int]:
     naming the first bad record.
     """
     position, used = load_position(store, session_id)
-    for _ in checked_inputs(session_id, store.read(session_id, 1, used), used):
+    for _ in chained(session_id, store.read(session_id, 1, used), used):
         pass
     return position, used
 

@@ -9,7 +9,7 @@ import msgspec
 from agent_core import AgentInput, AgentState, initial_state, state_hash
 
 from ._errors import LogDamaged, ReplayDiverged
-from ._fold import Position, checked_inputs, fold
+from ._fold import Position, chained, fold
 from ._protocol import EventStore
 from ._records import GENESIS, StoredInput
 
@@ -86,7 +86,7 @@ def _blame_damage(store: EventStore, session_id: str, stop: int, diverged: Repla
     divergence is storage damage, not a changed reducer.
     """
     try:
-        for _ in checked_inputs(session_id, store.read(session_id, 1, stop), stop):
+        for _ in chained(session_id, store.read(session_id, 1, stop), stop):
             pass
     except LogDamaged as damage:
         raise LogDamaged(
