@@ -273,3 +273,11 @@ def test_a_truncated_store_is_damage_in_one_line_and_exit_1(db: Path, capsys: py
         f"agent-core sessions: {db}: the database file is damaged (database disk image is malformed): truncated or "
         "overwritten; restore it from a backup, or export the sessions that still read with `agent-core export`\n"
     )
+
+
+def test_run_logs_to_postgresql_and_resumes_there(postgres_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = run(capsys, "run")[1].splitlines()[-1]
+    assert run(capsys, "run", "--dsn", postgres_dsn)[1].splitlines()[-1] == plain
+    inputs = json.loads(run(capsys, "sessions", "--dsn", postgres_dsn, "--json")[1])[0]["length"]
+    assert run(capsys, "run", "--db", postgres_dsn, "--session", "demo")[1].splitlines()[-1] == plain
+    assert json.loads(run(capsys, "sessions", postgres_dsn, "--json")[1])[0]["length"] == inputs
