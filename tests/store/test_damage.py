@@ -12,16 +12,14 @@ from agent_core import Usage, encode_input, replay
 from effects import (
     EventStore,
     LogDamaged,
-    ManualClock,
     PostgresStore,
-    ScriptedModel,
     SessionJournal,
     SqliteStore,
     chain_hash,
     open_session,
     replay_session,
-    say,
 )
+from effects.testing import ManualClock, ScriptedModel, say
 
 from .conftest import INPUTS_PER_TURN, START, session
 

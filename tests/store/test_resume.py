@@ -10,19 +10,15 @@ from effects import (
     INTERRUPTED,
     EventStore,
     MachineEvent,
-    ManualClock,
     ModelReply,
-    ScriptedModel,
-    SequentialIds,
     StateUpdated,
     TextSink,
-    call_tools,
     load_state,
     open_session,
     replay_session,
-    say,
     tool,
 )
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 START = 1_700_000_000_000
 
