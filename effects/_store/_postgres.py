@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
-from ._postgres_schema import CHANNEL, connect, driver, shown, unreachable
+from ._postgres_schema import CHANNEL, connect, driver, shown, unusable
 from ._postgres_wait import wait_for_inputs
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
 from ._validate import check_batch
@@ -177,9 +177,9 @@ class PostgresStore:
                     if self._db.broken:
                         self._db = connect(self.dsn, readonly=self._readonly)
                     return body(self._db)
-                except psycopg.OperationalError as error:
+                except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as error:
                     if attempt == 2 or not self._db.broken:
-                        raise unreachable(self.dsn, error) from None
+                        raise unusable(self.dsn, error) from None
             raise AssertionError("unreachable")
 
     def _length(self, session_id: str) -> int:
