@@ -46,6 +46,22 @@ from ._scripted import ScriptedModel, call_tools, fail, load_older_messages, loa
 from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, tool
 
 # isort: split
+# (observability exports)
+from ._observe import (
+    Conventions,
+    SessionTracer,
+    SpanData,
+    SpanEvent,
+    SpanProjection,
+    export_spans,
+    messages_in_order,
+    session_spans,
+    span_id_of,
+    to_otel,
+    trace_id_of,
+)
+
+# isort: split
 # (store exports)
 from ._store import (
     DEFAULT_SNAPSHOT_EVERY,
@@ -94,6 +110,7 @@ __all__ = [
     "Clock",
     "ConcurrencyError",
     "Controller",
+    "Conventions",
     "EffectCanceled",
     "EffectCompleted",
     "EffectFailed",
@@ -126,7 +143,11 @@ __all__ = [
     "SessionInfo",
     "SessionJournal",
     "SessionNotFound",
+    "SessionTracer",
     "Snapshot",
+    "SpanData",
+    "SpanEvent",
+    "SpanProjection",
     "SqliteStore",
     "StateUpdated",
     "StepResult",
@@ -144,6 +165,7 @@ __all__ = [
     "complete_interrupted",
     "effect",
     "export_session",
+    "export_spans",
     "fail",
     "fork_session",
     "import_session",
@@ -151,13 +173,18 @@ __all__ = [
     "load_older_messages",
     "load_state",
     "load_tool_call_results",
+    "messages_in_order",
     "offered_tools",
     "open_session",
     "parked",
     "reconcile",
     "replay_session",
     "say",
+    "session_spans",
+    "span_id_of",
     "timeline",
+    "to_otel",
     "tool",
+    "trace_id_of",
     "turn_digest",
 ]

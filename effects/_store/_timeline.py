@@ -89,7 +89,7 @@ def timeline(
 
 def _entry(seq: int, inp: AgentInput, before: AgentState, after: AgentState, since: dict[str, int]) -> TimelineEntry:
     plan = reconcile(effects_at(before), effects_at(after))
-    completed = tuple(key for key in plan.cancel if _answers(inp, key))
+    completed = tuple(key for key in plan.cancel if answered_by(inp, key))
     cancelled = tuple(key for key in plan.cancel if key not in completed)
     duration = max((inp.timestamp - since[key] for key in completed if key in since), default=None)
     for key in plan.cancel:
@@ -115,7 +115,7 @@ def _entry(seq: int, inp: AgentInput, before: AgentState, after: AgentState, sin
     )
 
 
-def _answers(inp: AgentInput, key: str) -> bool:
+def answered_by(inp: AgentInput, key: str) -> bool:
     """Whether ``inp`` is the outcome of the effect ``key`` (so the key ended, rather than being cancelled)."""
     if isinstance(inp, ToolCallCompleted):
         return key == "call-tool:" + inp.tool_call_id
