@@ -83,10 +83,12 @@ def effect_start(key: str, state: AgentState, projection: SpanProjection) -> Sta
     if key.startswith("call-llm:"):
         attributes = common(state.session_id, conventions, "chat")
         attributes["agent_core.llm.attempt"] = int(key.rsplit(":", 1)[1])
+        context = llm_context(state)
+        attributes["agent_core.context.entries"] = len(context.entries)
         if conventions.model:
             attributes["gen_ai.request.model"] = conventions.model
         if conventions.capture_content:
-            attributes["gen_ai.input.messages"] = json.dumps(context_messages(llm_context(state)))
+            attributes["gen_ai.input.messages"] = json.dumps(context_messages(context))
             if state.config.system_prompt:
                 attributes["gen_ai.system_instructions"] = json.dumps(
                     [{"type": "text", "content": state.config.system_prompt}]

@@ -18,6 +18,8 @@ _COMMANDS = (
     "inspect",
     "fork",
     "jsonl",
+    "show",
+    "stats",
 )
 
 
