@@ -69,6 +69,19 @@ from ._observe import (
 )
 
 # isort: split
+# (viewer exports)
+from ._ui import (
+    DecisionRefused,
+    create_app,
+    decide,
+    record_view,
+    render_html,
+    session_view,
+    verify_view,
+    write_html,
+)
+
+# isort: split
 # (store exports)
 from ._store import (
     DEFAULT_SNAPSHOT_EVERY,
@@ -119,6 +132,7 @@ __all__ = [
     "Controller",
     "Conventions",
     "ConversationEntry",
+    "DecisionRefused",
     "EffectCanceled",
     "EffectCompleted",
     "EffectFailed",
@@ -176,6 +190,8 @@ __all__ = [
     "chain_hash",
     "complete_interrupted",
     "conversation",
+    "create_app",
+    "decide",
     "effect",
     "export_session",
     "export_spans",
@@ -191,14 +207,19 @@ __all__ = [
     "open_session",
     "parked",
     "reconcile",
+    "record_view",
+    "render_html",
     "replay_session",
     "say",
     "session_spans",
     "session_stats",
+    "session_view",
     "span_id_of",
     "timeline",
     "to_otel",
     "tool",
     "trace_id_of",
     "turn_digest",
+    "verify_view",
+    "write_html",
 ]

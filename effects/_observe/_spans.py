@@ -105,6 +105,15 @@ class SpanProjection:
             self._start(key, new_turn, at, seq, effect_start(key, after, self))
         return done
 
+    def open_spans(self, now_ms: int) -> list[SpanData]:
+        """The spans still open (a turn in progress, effects running), as if they ended at ``now_ms``,
+        with ``agent_core.effect.outcome = running``. They stay open."""
+        spans = []
+        for key, span in self._open.items():
+            [data] = self._finish(key, span, now_ms, 0, ({"agent_core.effect.outcome": "running"}, "", None))
+            spans.append(data)
+        return spans
+
     def add_event(self, key: str, event: SpanEvent) -> None:
         """Add an event to the open span of effect ``key`` (``turn:<n>`` for a turn); ignored if none is open."""
         if key in self._open:
@@ -130,8 +139,11 @@ class SpanProjection:
 
     def _end(self, key: str, at: int, seq: int, outcome: tuple[Attributes, str, int | None]) -> list[SpanData]:
         span = self._open.pop(key, None)
-        if span is None:
-            return []
+        return [] if span is None else self._finish(key, span, at, seq, outcome)
+
+    def _finish(
+        self, key: str, span: _Open, at: int, seq: int, outcome: tuple[Attributes, str, int | None]
+    ) -> list[SpanData]:
         attributes, error, started = outcome
         start = span.start_ms if started is None else max(span.start_ms, min(started, at))
         sid = self.session_id

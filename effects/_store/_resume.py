@@ -6,12 +6,15 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+
 from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 
 from .._agent import Agent, IdSource, Session
 from .._clock import Clock, SystemClock
 from .._model import Model
 from .._tools import Tool
+from ._follow import follow_store
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._protocol import EventStore, session_exists
 
@@ -63,6 +66,7 @@ async def open_session(
     clock: Clock | None = None,
     ids: IdSource | None = None,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    follow: float | None = None,
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -73,6 +77,10 @@ async def open_session(
     again: the model call, idempotent tools that were running, pending tools.
     ``config`` applies to a new session only; a stored session keeps the
     configuration its log started with. On exit a snapshot is saved.
+
+    ``follow`` (seconds) makes the session pick up decisions others append to
+    its log, such as an approval clicked in ``agent-core ui``: the store is
+    polled at that interval (see :func:`follow_store`).
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
@@ -84,6 +92,14 @@ async def open_session(
         agent = Agent(model, tools=tools, config=config, clock=clock, ids=ids, session_id=session_id, journal=journal)
     try:
         async with agent.running() as session:
-            yield session
+            if follow is None:
+                yield session
+            else:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(follow_store, session.machine, journal, follow)
+                    try:
+                        yield session
+                    finally:
+                        group.cancel_scope.cancel()
     finally:
         journal.close()

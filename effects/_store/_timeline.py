@@ -74,7 +74,7 @@ def timeline(
     since: dict[str, int] = {}  # effect key -> timestamp of the input that derived it
 
     def on_step(record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState) -> None:
-        entry = _entry(record.seq, inp, before, after, since)
+        entry = timeline_entry(record.seq, inp, before, after, since)
         if record.seq >= start:
             entries.append(entry)
         if progress is not None and record.seq % PROGRESS_EVERY == 0:
@@ -87,7 +87,10 @@ def timeline(
     return entries
 
 
-def _entry(seq: int, inp: AgentInput, before: AgentState, after: AgentState, since: dict[str, int]) -> TimelineEntry:
+def timeline_entry(
+    seq: int, inp: AgentInput, before: AgentState, after: AgentState, since: dict[str, int]
+) -> TimelineEntry:
+    """The entry of record ``seq``; ``since`` (effect key -> when it started) is kept up to date across calls."""
     plan = reconcile(effects_at(before), effects_at(after))
     completed = tuple(key for key in plan.cancel if answered_by(inp, key))
     cancelled = tuple(key for key in plan.cancel if key not in completed)

@@ -20,6 +20,7 @@ _COMMANDS = (
     "jsonl",
     "show",
     "stats",
+    "ui",
 )
 
 
