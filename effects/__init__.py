@@ -1,6 +1,48 @@
-"""effects: the impure side of agent-core: the machine that runs effects, model adapters,
-tools, stores and the command line. It imports ``agent_core``; never the reverse."""
+"""effects: the impure side of agent-core: the machine that runs effects, the agent's effects, tools,
+model adapters (``effects.providers``), stores and the command line. It imports ``agent_core``; never the
+reverse. Test doubles (a scripted model, a manual clock, sequential ids) are in ``effects.testing``."""
 
+from ._agent import (
+    INTERRUPTED,
+    Agent,
+    AgentRuntime,
+    EffectContext,
+    IdSource,
+    RandomIds,
+    Session,
+    TextDelta,
+    complete_interrupted,
+    interrupted_calls,
+    open_session,
+)
+from ._clock import (
+    Clock,
+    SystemClock,
+)
+from ._machine import (
+    MACHINE_STOPPED,
+    NO_LONGER_DERIVED,
+    Controller,
+    Dispatch,
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectInputRefused,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    Journal,
+    Machine,
+    MachineCore,
+    MachineEvent,
+    MachineStopped,
+    Plan,
+    StateUpdated,
+    StepResult,
+    effect,
+    parked,
+    reconcile,
+)
 from ._model import (
     INTERNAL_TOOLS,
     LOAD_OLDER_MESSAGES,
@@ -12,41 +54,6 @@ from ._model import (
     TextSink,
     offered_tools,
 )
-
-# isort: split
-# (machine exports)
-from ._machine import (
-    MACHINE_STOPPED,
-    NO_LONGER_DERIVED,
-    Controller,
-    EffectCanceled,
-    EffectCompleted,
-    EffectFailed,
-    EffectStarted,
-    InputReceived,
-    InputRejected,
-    Journal,
-    Machine,
-    MachineCore,
-    MachineEvent,
-    Plan,
-    StateUpdated,
-    StepResult,
-    SubscriberFailed,
-    effect,
-    parked,
-    reconcile,
-)
-
-# (agent runtime exports)
-# isort: split
-from ._agent import Agent, AgentRuntime, IdSource, RandomIds, SequentialIds, Session, TextDelta
-from ._clock import Clock, ManualClock, SystemClock
-from ._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
-from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, tool
-
-# isort: split
-# (observability exports)
 from ._observe import (
     Conventions,
     ConversationEntry,
@@ -67,25 +74,9 @@ from ._observe import (
     to_otel,
     trace_id_of,
 )
-
-# isort: split
-# (viewer exports)
-from ._ui import (
-    DecisionRefused,
-    create_app,
-    decide,
-    record_view,
-    render_html,
-    session_view,
-    verify_view,
-    write_html,
-)
-
-# isort: split
-# (store exports)
 from ._store import (
+    DEFAULT_FOLLOW_INTERVAL,
     DEFAULT_SNAPSHOT_EVERY,
-    INTERRUPTED,
     ConcurrencyError,
     EventStore,
     LogDamaged,
@@ -98,26 +89,43 @@ from ._store import (
     SessionInfo,
     SessionJournal,
     SessionNotFound,
+    SharedStore,
     Snapshot,
     SqliteStore,
     StoredInput,
     StoreError,
     TimelineEntry,
     chain_hash,
-    complete_interrupted,
     export_session,
+    follow_store,
     fork_session,
     import_session,
-    interrupted_calls,
     load_state,
-    open_session,
     replay_session,
+    session_exists,
     timeline,
     turn_digest,
+)
+from ._tools import (
+    CALL_ID_PARAMETER,
+    Tool,
+    Toolbox,
+    tool,
+)
+from ._ui import (
+    DecisionRefused,
+    create_app,
+    decide,
+    record_view,
+    render_html,
+    session_view,
+    verify_view,
+    write_html,
 )
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "DEFAULT_FOLLOW_INTERVAL",
     "DEFAULT_SNAPSHOT_EVERY",
     "INTERNAL_TOOLS",
     "INTERRUPTED",
@@ -133,9 +141,12 @@ __all__ = [
     "Conventions",
     "ConversationEntry",
     "DecisionRefused",
+    "Dispatch",
     "EffectCanceled",
     "EffectCompleted",
+    "EffectContext",
     "EffectFailed",
+    "EffectInputRefused",
     "EffectStarted",
     "EventStore",
     "IdSource",
@@ -147,7 +158,7 @@ __all__ = [
     "Machine",
     "MachineCore",
     "MachineEvent",
-    "ManualClock",
+    "MachineStopped",
     "MemoryStore",
     "Model",
     "ModelError",
@@ -159,8 +170,6 @@ __all__ = [
     "RandomIds",
     "ReplayDiverged",
     "ReplayReport",
-    "ScriptedModel",
-    "SequentialIds",
     "Session",
     "SessionExists",
     "SessionInfo",
@@ -168,6 +177,7 @@ __all__ = [
     "SessionNotFound",
     "SessionStats",
     "SessionTracer",
+    "SharedStore",
     "Snapshot",
     "SpanData",
     "SpanEvent",
@@ -177,7 +187,6 @@ __all__ = [
     "StepResult",
     "StoreError",
     "StoredInput",
-    "SubscriberFailed",
     "SystemClock",
     "TextDelta",
     "TextSink",
@@ -186,7 +195,6 @@ __all__ = [
     "ToolStats",
     "Toolbox",
     "TurnStats",
-    "call_tools",
     "chain_hash",
     "complete_interrupted",
     "conversation",
@@ -195,13 +203,11 @@ __all__ = [
     "effect",
     "export_session",
     "export_spans",
-    "fail",
+    "follow_store",
     "fork_session",
     "import_session",
     "interrupted_calls",
-    "load_older_messages",
     "load_state",
-    "load_tool_call_results",
     "messages_in_order",
     "offered_tools",
     "open_session",
@@ -210,7 +216,7 @@ __all__ = [
     "record_view",
     "render_html",
     "replay_session",
-    "say",
+    "session_exists",
     "session_spans",
     "session_stats",
     "session_view",

@@ -13,21 +13,21 @@ from ._errors import (
     SessionNotFound,
     StoreError,
 )
+from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
-from ._protocol import EventStore
+from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
-from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 
 __all__ = [
+    "DEFAULT_FOLLOW_INTERVAL",
     "DEFAULT_SNAPSHOT_EVERY",
-    "INTERRUPTED",
     "ConcurrencyError",
     "EventStore",
     "LogDamaged",
@@ -40,20 +40,20 @@ __all__ = [
     "SessionInfo",
     "SessionJournal",
     "SessionNotFound",
+    "SharedStore",
     "Snapshot",
     "SqliteStore",
     "StoreError",
     "StoredInput",
     "TimelineEntry",
     "chain_hash",
-    "complete_interrupted",
     "export_session",
+    "follow_store",
     "fork_session",
     "import_session",
-    "interrupted_calls",
     "load_state",
-    "open_session",
     "replay_session",
+    "session_exists",
     "timeline",
     "turn_digest",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections import deque
 from collections.abc import Sequence
 
 from msgspec.structs import replace
@@ -11,7 +10,6 @@ from msgspec.structs import replace
 from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, initial_state, transition
 
 from ._digest import turn_digest
-from ._errors import LogDamaged
 from ._fold import Position
 from ._load import load_position
 from ._protocol import EventStore
@@ -65,7 +63,6 @@ class SessionJournal:
         self._parent = parent
         self._snapshot_seq = snapshot_seq
         self._next_snapshot = snapshot_seq + self._every
-        self._arriving: deque[StoredInput] = deque()
 
     @classmethod
     def open(
@@ -96,36 +93,7 @@ class SessionJournal:
         """
         if inputs:
             encoded = [(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs]
-            after = self._fold(inputs) if states is None else self._continuing(inputs, states)
-            skip = self._adopt(encoded, after)
-            if skip < len(encoded):
-                self._commit(encoded[skip:], after[skip:])
-
-    def expect(self, record: StoredInput) -> None:
-        """Announce a record another writer appended to this session (a decision made in the viewer).
-
-        Its input is then dispatched to the machine; when the machine hands it
-        back to :meth:`append`, the journal takes the stored record instead of
-        writing the input a second time. See :func:`~effects.open_session`'s ``follow``.
-        """
-        self._arriving.append(record)
-
-    @property
-    def expected(self) -> int:
-        """How many records announced by :meth:`expect` the machine has not applied yet."""
-        return len(self._arriving)
-
-    def _adopt(self, encoded: Sequence[Encoded], states: Sequence[AgentState]) -> int:
-        """Take the leading inputs that are records announced by :meth:`expect`; returns how many."""
-        taken = 0
-        while taken < len(encoded) and self._arriving and self._arriving[0].data == encoded[taken][2]:
-            record = self._arriving.popleft()
-            _, seq, head = self._position
-            if record.seq != seq + 1 or record.hash != chain_hash(head, record.data):
-                raise LogDamaged(self.session_id, record.seq, f"does not continue record {seq} of this journal")
-            self._position = Position(states[taken], record.seq, record.hash)
-            taken += 1
-        return taken
+            self._commit(encoded, self._fold(inputs) if states is None else self._continuing(inputs, states))
 
     def append_encoded(self, batch: Sequence[Encoded]) -> None:
         """Commit inputs already encoded, possibly of an older schema version (imports keep their bytes)."""

@@ -24,7 +24,7 @@ def decide(
     refuses (:class:`~effects.ConcurrencyError`) and nothing is written. The
     input is stamped ``now_ms`` (default: the wall clock), never before the
     session's last input. A
-    session running with ``open_session(..., follow=...)`` picks it up.
+    session that follows its store (:func:`~effects.follow_store`) picks it up.
     """
     journal = SessionJournal.open(store, session_id)
     state = journal.state

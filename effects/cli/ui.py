@@ -16,7 +16,7 @@ open the printed address in a browser: the sessions of the store, and for each
 a timeline with one lane per effect, the state and its diff at any record, the
 model's context at any model call, replay --verify, fork here, and Approve /
 Deny buttons for tool calls waiting for a person (they write the decision into
-the log; a session run with open_session(..., follow=...) continues). The page
+the log; a session running under follow_store continues). The page
 follows a live session as records arrive. It is served on loopback only.
 """
 

@@ -7,18 +7,8 @@ import anyio
 import anyio.lowlevel
 
 from agent_core import AgentConfig
-from effects import (
-    EventStore,
-    ManualClock,
-    ScriptedModel,
-    SequentialIds,
-    Session,
-    call_tools,
-    fail,
-    open_session,
-    say,
-    tool,
-)
+from effects import EventStore, Session, open_session, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, say
 
 START = 1_767_225_600_000
 SESSION = "demo"

@@ -8,15 +8,8 @@ import anyio
 import pytest
 
 from agent_core import AgentConfig, tag_of
-from effects import (
-    DecisionRefused,
-    ManualClock,
-    SequentialIds,
-    SqliteStore,
-    StateUpdated,
-    decide,
-    open_session,
-)
+from effects import DecisionRefused, SharedStore, SqliteStore, StateUpdated, decide, follow_store, open_session
+from effects.testing import ManualClock, SequentialIds
 
 from ._session import CLOCKS, SESSION, START, TOOLS, script, until_awaiting
 
@@ -30,13 +23,16 @@ def anyio_backend() -> str:
 
 async def test_an_approval_appended_by_another_writer_lets_the_running_session_continue(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
-    running, other = SqliteStore(path, synchronous="NORMAL"), SqliteStore(path, synchronous="NORMAL")
+    running, other = SharedStore(SqliteStore(path, synchronous="NORMAL")), SqliteStore(path, synchronous="NORMAL")
     clock = ManualClock(START)
     CLOCKS.append(clock)
     config = AgentConfig(system_prompt="You are terse.")
-    async with open_session(
-        running, SESSION, script(), tools=TOOLS, config=config, clock=clock, ids=SequentialIds(), follow=0.01
-    ) as session:
+    async with (
+        open_session(
+            running, SESSION, script(), tools=TOOLS, config=config, clock=clock, ids=SequentialIds()
+        ) as session,
+        follow_store(running, session, interval=0.01),
+    ):
         await until_awaiting(session, clock)
         done = anyio.Event()
         session.subscribe(lambda e: done.set() if isinstance(e, StateUpdated) and e.state.last_outcome else None)

@@ -11,18 +11,15 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from effects import (
     Conventions,
-    ManualClock,
     MemoryStore,
-    ScriptedModel,
-    SequentialIds,
     SessionTracer,
     export_spans,
     open_session,
-    say,
     session_spans,
     span_id_of,
     trace_id_of,
 )
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, say
 
 from ._session import CLOCKS, SESSION, START, TOOLS, recorded, script, until_awaiting
 

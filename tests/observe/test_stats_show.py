@@ -9,8 +9,9 @@ import anyio
 import pytest
 
 from agent_core import AgentConfig
-from effects import ManualClock, MemoryStore, ScriptedModel, SqliteStore, call_tools, open_session, session_stats
+from effects import MemoryStore, SqliteStore, open_session, session_stats
 from effects.cli import main
+from effects.testing import ManualClock, ScriptedModel, call_tools
 
 from ._session import CLOCKS, SESSION, START, lookup, recorded
 

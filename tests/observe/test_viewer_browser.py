@@ -19,8 +19,9 @@ import uvicorn
 from playwright.async_api import Browser, Page, async_playwright
 
 from agent_core import AgentConfig, tag_of
-from effects import ManualClock, SequentialIds, SqliteStore, StateUpdated, create_app, open_session
+from effects import SharedStore, SqliteStore, StateUpdated, create_app, follow_store, open_session
 from effects.cli import main
+from effects.testing import ManualClock, SequentialIds
 
 from ._session import CLOCKS, SESSION, START, TOOLS, record, script, until_awaiting
 
@@ -80,15 +81,16 @@ async def screenshot(page: Page, name: str) -> None:
 
 async def test_sessions_timeline_and_an_approval_clicked_in_the_browser(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
-    running, viewer = SqliteStore(path, synchronous="NORMAL"), SqliteStore(path, synchronous="NORMAL")
+    running, viewer = SharedStore(SqliteStore(path, synchronous="NORMAL")), SqliteStore(path, synchronous="NORMAL")
     await record(running, "finished")
     clock = ManualClock(START)
     CLOCKS.append(clock)
     config = AgentConfig(system_prompt="You are terse.", max_tool_calls=8)
     async with (
         open_session(
-            running, SESSION, script(), tools=TOOLS, config=config, clock=clock, ids=SequentialIds(), follow=0.05
+            running, SESSION, script(), tools=TOOLS, config=config, clock=clock, ids=SequentialIds()
         ) as session,
+        follow_store(running, session, interval=0.05),
         serving(viewer) as url,
         browser() as chromium,
     ):

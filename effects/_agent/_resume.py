@@ -6,17 +6,14 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
-
 from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 
-from .._agent import Agent, IdSource, Session
 from .._clock import Clock, SystemClock
 from .._model import Model
+from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session_exists
 from .._tools import Tool
-from ._follow import follow_store
-from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
-from ._protocol import EventStore, session_exists
+from ._ids import IdSource
+from ._session import Agent, Session
 
 INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
 """The failure a non-idempotent tool call gets when the process died while it ran."""
@@ -66,7 +63,6 @@ async def open_session(
     clock: Clock | None = None,
     ids: IdSource | None = None,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
-    follow: float | None = None,
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -77,10 +73,6 @@ async def open_session(
     again: the model call, idempotent tools that were running, pending tools.
     ``config`` applies to a new session only; a stored session keeps the
     configuration its log started with. On exit a snapshot is saved.
-
-    ``follow`` (seconds) makes the session pick up decisions others append to
-    its log, such as an approval clicked in ``agent-core ui``: the store is
-    polled at that interval (see :func:`follow_store`).
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
@@ -92,14 +84,6 @@ async def open_session(
         agent = Agent(model, tools=tools, config=config, clock=clock, ids=ids, session_id=session_id, journal=journal)
     try:
         async with agent.running() as session:
-            if follow is None:
-                yield session
-            else:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(follow_store, session.machine, journal, follow)
-                    try:
-                        yield session
-                    finally:
-                        group.cancel_scope.cancel()
+            yield session
     finally:
         journal.close()
