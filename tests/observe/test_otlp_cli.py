@@ -5,15 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from effects import SqliteStore
 from effects.cli import main
 
-from ._session import SESSION, recorded
+from ._session import SESSION
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -41,15 +39,6 @@ def receiver() -> Iterator[HTTPServer]:
     yield server
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> str:
-    path = tmp_path / "log.db"
-    store = SqliteStore(path, synchronous="NORMAL")
-    recorded(store)
-    store.close()
-    return str(path)
 
 
 def test_export_otlp_sends_the_spans_of_a_stored_session(

@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
 
 from agent_core import AgentConfig
-from effects import MemoryStore, SqliteStore, open_session, session_stats
+from effects import MemoryStore, open_session, session_stats
 from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel, call_tools
 
 from ._session import CLOCKS, SESSION, START, lookup, recorded
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> str:
-    path = tmp_path / "log.db"
-    store = SqliteStore(path, synchronous="NORMAL")
-    recorded(store)
-    store.close()
-    return str(path)
 
 
 def test_stats_of_a_known_session() -> None:

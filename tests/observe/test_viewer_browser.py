@@ -151,12 +151,9 @@ async def test_sessions_timeline_and_an_approval_clicked_in_the_browser(tmp_path
     viewer.close()
 
 
-async def test_inspect_html_is_one_self_contained_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path, html = tmp_path / "log.db", tmp_path / "demo.html"
-    store = SqliteStore(path, synchronous="NORMAL")
-    await record(store)
-    store.close()
-    assert main(["inspect", str(path), SESSION, "--html", str(html)]) == 0
+async def test_inspect_html_is_one_self_contained_page(db: str, tmp_path: Path) -> None:
+    html = tmp_path / "demo.html"
+    assert main(["inspect", db, SESSION, "--html", str(html)]) == 0
     text = html.read_text()
     assert "<script src=" not in text and "stylesheet" not in text and "http://" not in text
     async with browser() as chromium:
