@@ -82,22 +82,32 @@ class SessionStats(msgspec.Struct, frozen=True, kw_only=True):
     outcomes: dict[str, int]
 
 
+class PhaseClock:
+    """Adds up the time spent in each phase, from the timestamps of the inputs that enter and leave it."""
+
+    def __init__(self) -> None:
+        self.phase_ms: dict[str, int] = {}
+        self._entered: tuple[str, int] | None = None
+
+    def step(self, inp: AgentInput, after: AgentState) -> None:
+        """Account for ``inp``: the phase entered by the previous input lasted until now."""
+        if self._entered is not None:
+            name, since = self._entered
+            self.phase_ms[name] = self.phase_ms.get(name, 0) + inp.timestamp - since
+        self._entered = (phase(after).value, inp.timestamp)
+
+
 def session_stats(store: EventStore, session_id: str) -> SessionStats:
     """Fold a stored session once and compute its :class:`SessionStats`."""
-    projection = SpanProjection()
+    projection, clock = SpanProjection(), PhaseClock()
     spans: list[SpanData] = []
-    phase_ms: dict[str, int] = {}
-    last: list[tuple[str, int]] = []  # the phase entered by the previous input, and when
 
     def on_step(record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState) -> None:
         spans.extend(projection.step(record.seq, inp, before, after))
-        if last:
-            name, since = last[0]
-            phase_ms[name] = phase_ms.get(name, 0) + inp.timestamp - since
-        last[:] = [(phase(after).value, inp.timestamp)]
+        clock.step(inp, after)
 
     records = fold_steps(store, session_id, on_step)
-    return stats_of(session_id, records, spans, phase_ms)
+    return stats_of(session_id, records, spans, clock.phase_ms)
 
 
 def stats_of(session_id: str, records: int, spans: list[SpanData], phase_ms: dict[str, int]) -> SessionStats:

@@ -8,8 +8,9 @@ import msgspec
 
 from agent_core import AgentInput, AgentState, phase
 
-from .._observe import SpanData, SpanProjection, session_stats
+from .._observe import SpanData, SpanProjection
 from .._observe._conversation import entries_of
+from .._observe._metrics import PhaseClock, stats_of
 from .._observe._replayed import fold_steps
 from .._store import EventStore, StoredInput
 from .._store._timeline import timeline_entry
@@ -24,7 +25,7 @@ def session_view(store: EventStore, session_id: str, *, details: bool = False) -
     ``details`` adds :func:`detail_of` for every record (for a self-contained page).
     """
     info = store.session(session_id)
-    projection = SpanProjection(replayed=True)
+    projection, clock = SpanProjection(replayed=True), PhaseClock()
     spans: list[SpanData] = []
     records: list[Any] = []
     conversation: list[Any] = []
@@ -34,6 +35,7 @@ def session_view(store: EventStore, session_id: str, *, details: bool = False) -
 
     def on_step(record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState) -> None:
         spans.extend(projection.step(record.seq, inp, before, after))
+        clock.step(inp, after)
         records.append(timeline_entry(record.seq, inp, before, after, since))
         conversation.extend(entries_of(record.seq, inp, before, after))
         if details:
@@ -53,7 +55,7 @@ def session_view(store: EventStore, session_id: str, *, details: bool = False) -
         "approvals": _approvals(state),
         "budgets": _budgets(state, spans),
         "conversation": msgspec.to_builtins(conversation),
-        "stats": msgspec.to_builtins(session_stats(store, session_id)) if info.length else None,
+        "stats": msgspec.to_builtins(stats_of(session_id, len(records), spans, clock.phase_ms)),
         "details": per_record if details else None,
     }
 

@@ -145,8 +145,14 @@ async def test_sessions_timeline_and_an_approval_clicked_in_the_browser(tmp_path
         await page.click("#verify")
         await page.wait_for_selector("#verify-result.ok")
         await screenshot(page, "viewer-completed.png")
+        await page.click(".record[data-seq='10']")
+        await page.wait_for_selector("#detail h2:text('Record 10:')")
+        await page.click("#fork")  # fork here: a new session from the first 10 records
+        await page.wait_for_selector(f"#where:text-is('session {SESSION}@10')")
+        await page.wait_for_selector(".approval[data-call='c3']")  # the fork waits for the decision again
     tags = [tag_of(r.decode()) for r in viewer.read(SESSION)]
     assert "tool-call-approved" in tags and tags[-1] == "re-act-observed"
+    assert viewer.session(f"{SESSION}@10").length == 10
     running.close()
     viewer.close()
 
