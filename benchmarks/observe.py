@@ -34,6 +34,18 @@ def stored(path: Path, turns: int) -> SqliteStore:
     return store
 
 
+def readers(store: SqliteStore) -> dict[str, Callable[[], object]]:
+    """What is measured, each over the whole stored session."""
+    return {
+        "fold (replay, no verify)": lambda: replay_session(store, SESSION, verify=False),
+        "inspect timeline": lambda: timeline(store, SESSION),
+        "session_spans": lambda: session_spans(store, SESSION),
+        "session_stats": lambda: session_stats(store, SESSION),
+        "session_view (ui)": lambda: session_view(store, SESSION),
+        "session_view + details (--html)": lambda: session_view(store, SESSION, details=True),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, nargs="+", default=[10, 100])
@@ -44,14 +56,7 @@ def main() -> None:
         for turns in args.turns:
             store = stored(Path(directory) / f"{turns}.db", turns)
             inputs = store.session(SESSION).length
-            runs: dict[str, Callable[[], object]] = {
-                "fold (replay, no verify)": lambda: replay_session(store, SESSION, verify=False),
-                "inspect timeline": lambda: timeline(store, SESSION),
-                "session_spans": lambda: session_spans(store, SESSION),
-                "session_stats": lambda: session_stats(store, SESSION),
-                "session_view (ui)": lambda: session_view(store, SESSION),
-                "session_view + details (--html)": lambda: session_view(store, SESSION, details=True),
-            }
+            runs = readers(store)
             for name, run in runs.items():
                 timing = measure(run, inputs, repeat=args.repeat)
                 rows.append({"turns": turns, "inputs": inputs, "what": name, "us_per_input": timing.median_ns / 1000})
