@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from .._store import EventStore
-from ._app import asset
+from ._assets import asset
 from ._verify import verify_view
 from ._view import session_view
 

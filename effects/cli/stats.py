@@ -80,6 +80,10 @@ def describe(s: SessionStats) -> list[str]:
         "",
         "turns:",
     ]
+    return [*lines, *_turns(s), "", "tools:", *_tools(s)]
+
+
+def _turns(s: SessionStats) -> list[str]:
     rows = [
         (
             str(t.number),
@@ -94,7 +98,10 @@ def describe(s: SessionStats) -> list[str]:
         for t in s.turns
     ]
     headers = ("TURN", "OUTCOME", "TOOK", "MODEL CALLS", "TOKENS IN/OUT", "TOOL CALLS", "RETRIES", "CONTEXT ENTRIES")
-    lines += [*_indented(table(headers, rows)), "", "tools:"]
+    return _indented(table(headers, rows))
+
+
+def _tools(s: SessionStats) -> list[str]:
     tool_rows = [
         (
             t.name,
@@ -110,8 +117,7 @@ def describe(s: SessionStats) -> list[str]:
         for t in s.tools
     ]
     tool_headers = ("TOOL", "CALLS", "OK", "FAILED", "TIMED OUT", "CANCELLED", "P50", "P95", "MAX")
-    lines += _indented(table(tool_headers, tool_rows)) if tool_rows else ["  none"]
-    return lines
+    return _indented(table(tool_headers, tool_rows)) if tool_rows else ["  none"]
 
 
 def _indented(text: str) -> list[str]:
