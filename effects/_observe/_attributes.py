@@ -21,7 +21,7 @@ from agent_core import (
 )
 
 from ._conventions import Conventions, tool_failure_kind
-from ._messages import messages_in_order
+from ._messages import messages_newest_first
 
 if TYPE_CHECKING:
     from ._spans import SpanProjection
@@ -179,6 +179,6 @@ def _output(inp: ReActObserved, after: AgentState) -> list[dict[str, Any]]:
             for i, r in observation.tool_calls.items()
         ]
         return [{"role": "assistant", "parts": parts, "finish_reason": "tool_calls"}]
-    last = [m for m in messages_in_order(after) if m.role == "assistant"][-1:]
-    parts = [{"type": "text", "content": m.content} for m in last]
+    last = next((m for m in messages_newest_first(after) if m.role == "assistant"), None)
+    parts = [] if last is None else [{"type": "text", "content": last.content}]
     return [{"role": "assistant", "parts": parts, "finish_reason": "stop"}]

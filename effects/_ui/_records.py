@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import msgspec
 
 from agent_core import AgentInput, AgentState, effects_at, encode_input, llm_context, phase
 
-from .._observe import messages_in_order
 from .._observe._attributes import context_messages
+from .._observe._messages import messages_newest_first
 from .._store import EventStore, load_state
 
 LAST_MESSAGES = 6
@@ -19,7 +20,7 @@ LAST_MESSAGES = 6
 def state_view(state: AgentState) -> dict[str, Any]:
     """The parts of a state a person inspects, as JSON-ready values."""
     turn_calls = state.turn.tool_call_ids if state.turn is not None else ()
-    messages = list(messages_in_order(state))
+    latest = list(itertools.islice(messages_newest_first(state), LAST_MESSAGES))[::-1]
     return {
         "phase": phase(state).value,
         "step": state.step,
@@ -29,8 +30,8 @@ def state_view(state: AgentState) -> dict[str, Any]:
         "last_outcome": msgspec.to_builtins(state.last_outcome),
         "input_tokens": state.input_tokens,
         "output_tokens": state.output_tokens,
-        "messages": len(messages),
-        "latest_messages": [{"id": m.id, "role": m.role, "content": m.content} for m in messages[-LAST_MESSAGES:]],
+        "messages": len(state.messages),
+        "latest_messages": [{"id": m.id, "role": m.role, "content": m.content} for m in latest],
         "queued": [m.id for m in state.queued],
         "turn_tool_calls": {
             i: {"name": r.name, "status": r.status, "parameters": r.parameters, "result": msgspec.to_builtins(r.result)}
