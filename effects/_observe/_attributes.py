@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent_core import (
     AgentInput,
@@ -22,9 +22,6 @@ from agent_core import (
 
 from ._conventions import Conventions, tool_failure_kind
 from ._messages import messages_newest_first
-
-if TYPE_CHECKING:
-    from ._spans import SpanProjection
 
 Attributes = dict[str, Any]
 Start = tuple[str, str, Attributes]
@@ -67,9 +64,8 @@ def turn_end(after: AgentState, conventions: Conventions) -> End:
     return attributes, "", None
 
 
-def effect_start(key: str, state: AgentState, projection: SpanProjection) -> Start:
+def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start:
     """The span of an effect the state started deriving under ``key``."""
-    conventions = projection.conventions
     if key.startswith("call-tool:"):
         call_id = key.removeprefix("call-tool:")
         record = state.tool_calls[call_id]
@@ -103,9 +99,7 @@ def effect_start(key: str, state: AgentState, projection: SpanProjection) -> Sta
     )
 
 
-def effect_end(
-    inp: AgentInput, key: str, before: AgentState, after: AgentState, answered: bool, projection: SpanProjection
-) -> End:
+def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, conventions: Conventions) -> End:
     """How the effect under ``key`` ended: completed or failed by ``inp``, or cancelled (no longer derived)."""
     if not answered:
         return {"agent_core.effect.outcome": "cancelled", "agent_core.cancelled_by": tag_of(inp)}, "", None
@@ -113,7 +107,7 @@ def effect_end(
     if isinstance(inp, ToolCallCompleted):
         result = inp.result
         if isinstance(result, ToolSuccess):
-            if projection.conventions.capture_content:
+            if conventions.capture_content:
                 attributes["gen_ai.tool.call.result"] = result.content
             return attributes, "", None
         kind = tool_failure_kind(result.error)
@@ -133,7 +127,7 @@ def effect_end(
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls" if calls else "stop",)
         attributes["gen_ai.usage.input_tokens"] = inp.usage.input_tokens
         attributes["gen_ai.usage.output_tokens"] = inp.usage.output_tokens
-        if projection.conventions.capture_content:
+        if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
         return attributes, "", inp.called_llm_at
     if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls)

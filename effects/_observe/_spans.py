@@ -87,7 +87,7 @@ class SpanProjection:
         done: list[SpanData] = []
         plan = reconcile(effects_at(before), effects_at(after))
         for key in plan.cancel:
-            done.extend(self._end(key, at, seq, effect_end(inp, key, before, after, answered_by(inp, key), self)))
+            done.extend(self._end(key, at, seq, effect_end(inp, key, after, answered_by(inp, key), self.conventions)))
         turn_key = _turn_key(before)
         if turn_key in self._open:
             self._open[turn_key].events.append(
@@ -102,7 +102,7 @@ class SpanProjection:
                 SpanEvent(name=tag_of(inp), timestamp=at, attributes=input_event(seq, inp))
             )
         for key in plan.start:
-            self._start(key, new_turn, at, seq, effect_start(key, after, self))
+            self._start(key, new_turn, at, seq, effect_start(key, after, self.conventions))
         return done
 
     def open_spans(self, now_ms: int) -> list[SpanData]:
@@ -174,7 +174,7 @@ class SpanProjection:
             return
         self._start(turn_key, None, state.turn.started_at, state.step, turn_start(state, self.conventions))
         for key in effects_at(state):
-            self._start(key, turn_key, _started_at(key, state), state.step, effect_start(key, state, self))
+            self._start(key, turn_key, _started_at(key, state), state.step, effect_start(key, state, self.conventions))
 
 
 def _turn_key(state: AgentState) -> str | None:
