@@ -6,7 +6,16 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from agent_core import AgentInput, AgentState, DecodeError, InvalidInput, encode_state, tag_of, transition
+from agent_core import (
+    AgentInput,
+    AgentState,
+    DecodeError,
+    InvalidInput,
+    encode_state,
+    initial_state,
+    tag_of,
+    transition,
+)
 
 from ._digest import turn_digest
 from ._errors import LogDamaged, ReplayDiverged
@@ -19,6 +28,11 @@ class Position(NamedTuple):
     state: AgentState
     seq: int
     head: bytes
+
+    @classmethod
+    def start(cls) -> Position:
+        """Before the first record: the initial state, record 0, the chain's genesis hash."""
+        return cls(initial_state(), 0, GENESIS)
 
 
 Step = Callable[[StoredInput, AgentInput, AgentState, AgentState], None]

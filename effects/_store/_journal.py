@@ -7,13 +7,13 @@ from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, initial_state, transition
+from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, transition
 
 from ._digest import turn_digest
 from ._fold import Position
 from ._load import load_for_append
 from ._protocol import EventStore
-from ._records import GENESIS, Origin, Snapshot, StoredInput, chain_hash
+from ._records import Origin, Snapshot, StoredInput, chain_hash
 
 DEFAULT_SNAPSHOT_EVERY = 500
 """Inputs between snapshots (at least): bounds the fold on load to a few milliseconds."""
@@ -58,7 +58,7 @@ class SessionJournal:
     ) -> None:
         self.store = store
         self.session_id = session_id
-        self._position = position or Position(initial_state(), 0, GENESIS)
+        self._position = position or Position.start()
         self._every = max(1, snapshot_every)
         self._parent = parent
         self._snapshot_seq = snapshot_seq
