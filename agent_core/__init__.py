@@ -60,13 +60,14 @@ from ._inputs import (
     tag_of,
 )
 from ._invariants import check_invariants
-from ._phase import VALID_INPUTS, Phase, phase, valid_inputs
-from ._reducer import WRITE_SETS, check, transition
+from ._phase import Phase, phase
+from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
 from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._toolset import ToolSet
 
 __all__ = [
+    "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",
     "UPCASTERS",
@@ -89,6 +90,7 @@ __all__ = [
     "DecodeError",
     "Effect",
     "HistoryToolCallsAdded",
+    "InputKind",
     "InvalidInput",
     "InvariantViolation",
     "LlmCallFailed",

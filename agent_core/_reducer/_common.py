@@ -9,27 +9,27 @@ from msgspec.structs import replace
 
 from .._errors import InvalidInput, Rejection
 from .._inputs import AgentInput, ToolFailure, tag_of
-from .._phase import phase, valid_inputs
+from .._phase import phase
 from .._state import AgentState, Message, OutcomeKind, ToolCallRecord, Turn, TurnOutcome
 
 
 def reject(state: AgentState, inp: AgentInput, code: str, guard: str, message: str) -> NoReturn:
-    """Refuse ``inp``: raise :class:`InvalidInput` with a :class:`Rejection` built from the state."""
-    raise InvalidInput(
-        Rejection(code=code, guard=guard, message=message, input_type=tag_of(inp), valid_now=valid_inputs(state))
-    )
+    """Refuse ``inp``: raise :class:`InvalidInput` with a :class:`Rejection`.
+
+    The dispatcher completes the rejection with the input types valid now
+    (it owns the table that knows them), so handlers need not.
+    """
+    raise InvalidInput(Rejection(code=code, guard=guard, message=message, input_type=tag_of(inp)))
+
+
+WRONG_PHASE = "wrong-phase"
+"""The code of a rejection by phase; the dispatcher appends the input types the phase expects."""
 
 
 def reject_phase(state: AgentState, inp: AgentInput) -> NoReturn:
     """Refuse an input whose type the current phase does not accept."""
-    valid = ", ".join(valid_inputs(state))
-    reject(
-        state,
-        inp,
-        "wrong-phase",
-        "phase",
-        f"{tag_of(inp)} is not accepted while the session is {phase(state).value}; expected one of: {valid}",
-    )
+    message = f"{tag_of(inp)} is not accepted while the session is {phase(state).value}"
+    reject(state, inp, WRONG_PHASE, "phase", message)
 
 
 def require_turn(state: AgentState, inp: AgentInput) -> Turn:
