@@ -6,18 +6,7 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
-from ._codec import (
-    UPCASTERS,
-    decode_input,
-    decode_log,
-    decode_state,
-    encode_input,
-    encode_log,
-    encode_state,
-    input_json_schema,
-    state_hash,
-    upcaster,
-)
+from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
 from ._config import AgentConfig, ToolDefinition
 from ._context import (
     ContextEntry,
@@ -64,7 +53,9 @@ from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
 from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome, initial_state
+from ._state_codec import decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet
+from ._upcast import UPCASTERS, upcaster
 
 __all__ = [
     "INPUT_KINDS",
@@ -136,6 +127,7 @@ __all__ = [
     "llm_context",
     "phase",
     "replay",
+    "state_digest",
     "state_hash",
     "tag_of",
     "transition",

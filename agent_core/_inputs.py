@@ -193,7 +193,6 @@ AgentInput = Union[
 INPUT_TYPES: tuple[type[_Input], ...] = AgentInput.__args__  # type: ignore[attr-defined]
 
 
-
 def tag_of(inp: AgentInput | type[AgentInput]) -> str:
     """The wire tag of an input or of an input class, e.g. ``"tool-call-completed"``."""
     return inp.__struct_config__.tag  # type: ignore[return-value]

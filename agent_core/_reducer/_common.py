@@ -158,7 +158,8 @@ def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, T
     return calls
 
 
-def _close_streaming(state: AgentState, turn: Turn) -> Map[int, Message]:
+def close_streaming(state: AgentState, turn: Turn) -> Map[int, Message]:
+    """The messages with the turn's streaming message (if any) marked complete as it stands."""
     if not turn.streaming_message_id:
         return state.messages
     position = state.message_index[turn.streaming_message_id]
@@ -178,7 +179,7 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
     state = replace(
         state,
         tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
-        messages=_close_streaming(state, turn),
+        messages=close_streaming(state, turn),
         turn=None,
         last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),
     )
@@ -211,7 +212,7 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
         context_rev=turn.context_rev + 1,
         streaming_message_id="",
     )
-    return replace(state, tool_calls=calls, turn=final, messages=_close_streaming(state, turn))
+    return replace(state, tool_calls=calls, turn=final, messages=close_streaming(state, turn))
 
 
 def final_answer_used_tools(state: AgentState) -> AgentState:

@@ -72,7 +72,10 @@ class InputKind(msgspec.Struct, frozen=True):
 
 
 def _row(
-    input_type: type[AgentInput], handler: Callable[[AgentState, Any], AgentState], writes: Iterable[str], phases: Iterable[Phase]
+    input_type: type[AgentInput],
+    handler: Callable[[AgentState, Any], AgentState],
+    writes: Iterable[str],
+    phases: Iterable[Phase],
 ) -> InputKind:
     return InputKind(input_type, handler, _ALWAYS | frozenset(writes), frozenset(phases))
 
@@ -105,7 +108,9 @@ INPUT_KINDS: tuple[InputKind, ...] = (
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 
-HANDLERS: dict[type[AgentInput], Callable[[AgentState, Any], AgentState]] = {kind.type: kind.handler for kind in INPUT_KINDS}
+HANDLERS: dict[type[AgentInput], Callable[[AgentState, Any], AgentState]] = {
+    kind.type: kind.handler for kind in INPUT_KINDS
+}
 """The dispatcher's table: input class -> handler (one dict lookup instead of a chain of isinstance checks)."""
 
 WRITE_SETS: dict[str, frozenset[str]] = {kind.tag: kind.writes for kind in INPUT_KINDS}

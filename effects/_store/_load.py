@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state
+from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state, state_digest
 
 from ._fold import Position, fold
 from ._protocol import EventStore
@@ -49,7 +47,7 @@ def _usable(snapshot: Snapshot | None) -> AgentState | None:
     """The snapshot's state if it is of this schema and its bytes hash to its recorded state hash."""
     if snapshot is None or snapshot.schema_version != SCHEMA_VERSION:
         return None
-    if hashlib.sha256(snapshot.data).digest() != snapshot.state_hash:
+    if state_digest(snapshot.data) != snapshot.state_hash:
         return None
     try:
         return decode_state(snapshot.data, format="msgpack")
