@@ -1,6 +1,48 @@
-"""effects: the impure side of agent-core: the machine that runs effects, model adapters,
-tools, stores and the command line. It imports ``agent_core``; never the reverse."""
+"""effects: the impure side of agent-core: the machine that runs effects, the agent's effects, tools,
+model adapters (``effects.providers``), stores and the command line. It imports ``agent_core``; never the
+reverse. Test doubles (a scripted model, a manual clock, sequential ids) are in ``effects.testing``."""
 
+from ._agent import (
+    INTERRUPTED,
+    Agent,
+    AgentRuntime,
+    EffectContext,
+    IdSource,
+    RandomIds,
+    Session,
+    TextDelta,
+    complete_interrupted,
+    interrupted_calls,
+    open_session,
+)
+from ._clock import (
+    Clock,
+    SystemClock,
+)
+from ._machine import (
+    MACHINE_STOPPED,
+    NO_LONGER_DERIVED,
+    Controller,
+    Dispatch,
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectInputRefused,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    Journal,
+    Machine,
+    MachineCore,
+    MachineEvent,
+    MachineStopped,
+    Plan,
+    StateUpdated,
+    StepResult,
+    effect,
+    parked,
+    reconcile,
+)
 from ._model import (
     INTERNAL_TOOLS,
     LOAD_OLDER_MESSAGES,
@@ -12,44 +54,8 @@ from ._model import (
     TextSink,
     offered_tools,
 )
-
-# isort: split
-# (machine exports)
-from ._machine import (
-    MACHINE_STOPPED,
-    NO_LONGER_DERIVED,
-    Controller,
-    EffectCanceled,
-    EffectCompleted,
-    EffectFailed,
-    EffectStarted,
-    InputReceived,
-    InputRejected,
-    Journal,
-    Machine,
-    MachineCore,
-    MachineEvent,
-    Plan,
-    StateUpdated,
-    StepResult,
-    SubscriberFailed,
-    effect,
-    parked,
-    reconcile,
-)
-
-# (agent runtime exports)
-# isort: split
-from ._agent import Agent, AgentRuntime, IdSource, RandomIds, SequentialIds, Session, TextDelta
-from ._clock import Clock, ManualClock, SystemClock
-from ._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
-from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, tool
-
-# isort: split
-# (store exports)
 from ._store import (
     DEFAULT_SNAPSHOT_EVERY,
-    INTERRUPTED,
     ConcurrencyError,
     EventStore,
     LogDamaged,
@@ -68,16 +74,20 @@ from ._store import (
     StoreError,
     TimelineEntry,
     chain_hash,
-    complete_interrupted,
     export_session,
     fork_session,
     import_session,
-    interrupted_calls,
     load_state,
-    open_session,
     replay_session,
+    session_exists,
     timeline,
     turn_digest,
+)
+from ._tools import (
+    CALL_ID_PARAMETER,
+    Tool,
+    Toolbox,
+    tool,
 )
 
 __all__ = [
@@ -94,9 +104,12 @@ __all__ = [
     "Clock",
     "ConcurrencyError",
     "Controller",
+    "Dispatch",
     "EffectCanceled",
     "EffectCompleted",
+    "EffectContext",
     "EffectFailed",
+    "EffectInputRefused",
     "EffectStarted",
     "EventStore",
     "IdSource",
@@ -107,7 +120,7 @@ __all__ = [
     "Machine",
     "MachineCore",
     "MachineEvent",
-    "ManualClock",
+    "MachineStopped",
     "MemoryStore",
     "Model",
     "ModelError",
@@ -119,8 +132,6 @@ __all__ = [
     "RandomIds",
     "ReplayDiverged",
     "ReplayReport",
-    "ScriptedModel",
-    "SequentialIds",
     "Session",
     "SessionExists",
     "SessionInfo",
@@ -132,31 +143,26 @@ __all__ = [
     "StepResult",
     "StoreError",
     "StoredInput",
-    "SubscriberFailed",
     "SystemClock",
     "TextDelta",
     "TextSink",
     "TimelineEntry",
     "Tool",
     "Toolbox",
-    "call_tools",
     "chain_hash",
     "complete_interrupted",
     "effect",
     "export_session",
-    "fail",
     "fork_session",
     "import_session",
     "interrupted_calls",
-    "load_older_messages",
     "load_state",
-    "load_tool_call_results",
     "offered_tools",
     "open_session",
     "parked",
     "reconcile",
     "replay_session",
-    "say",
+    "session_exists",
     "timeline",
     "tool",
     "turn_digest",

@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agent_core import ToolSuccess
-from effects import Agent, ManualClock, ScriptedModel, SequentialIds, call_tools, say, tool
+from effects import Agent, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 
 class Order(BaseModel):

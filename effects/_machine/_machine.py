@@ -12,10 +12,12 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
+from ._errors import EffectInputRefused, MachineStopped
 from ._events import MachineEvent
 from ._loop import Waker, reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
+from ._run import EffectRun
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
 
@@ -38,6 +40,14 @@ class Machine(Generic[S, I, E]):
     :class:`MachineCore`). ``journal.append`` makes each batch durable before
     anyone sees its states or an effect depending on it starts.
 
+    Exceptions always propagate. An error raised by an effect's own code
+    (``effect-failed`` is published first), by a subscriber, by ``transition``
+    (other than the ``rejects`` types), ``effects_at`` or the journal stops the
+    machine: every effect is cancelled and the error leaves ``running()`` as
+    itself. So does an input an effect dispatched that the state refused while
+    still deriving that effect (:class:`EffectInputRefused`): the session would
+    otherwise wait forever for an effect that has given up.
+
     Inputs dispatched while the machine is stopped wait in its queue: they are
     applied when it starts. On exit, inputs still queued are applied (and
     journaled) without starting effects, and every running effect is cancelled
@@ -59,8 +69,12 @@ class Machine(Generic[S, I, E]):
         self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
         self._journal = journal
         self._subscribers = Subscribers()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify)
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._fail)
         self._queue: deque[I] = deque()
+        self._origins: dict[int, EffectRun[I]] = {}  # id(input) -> the effect run that dispatched it, this batch
+        self._waiters: dict[int, tuple[anyio.Event, list[bool]]] = {}  # id(input) -> dispatch_committed waiter
+        self._applied: anyio.Event | None = None  # set after the next batch, for until()
+        self._failure: BaseException | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
@@ -83,7 +97,8 @@ class Machine(Generic[S, I, E]):
 
         Handlers run synchronously on the event loop thread. Inputs they dispatch
         are queued and applied after the current batch. A handler that raises is
-        logged and reported to the others as ``SubscriberFailed``; it stays subscribed.
+        a bug: the error stops the machine and leaves ``running()`` (an
+        assertion in a test's subscriber fails the test).
         """
         return self._subscribers.add(handler)
 
@@ -105,10 +120,38 @@ class Machine(Generic[S, I, E]):
         self._enqueue(inp)
 
     def _enqueue(self, inp: I) -> None:
-        """:meth:`dispatch` for callers known to be on the loop thread (effect runs check it themselves)."""
+        """:meth:`dispatch` for callers known to be on the loop thread."""
         self._queue.append(inp)
         if self._wake is not None:
             self._wake.wake()
+
+    # -- what effect runs call (their RunHost) ---------------------------------------------------
+
+    def enqueue(self, inp: I, origin: EffectRun[I] | None, /) -> None:
+        """Queue an input an effect run dispatched, remembering the run (see :class:`EffectInputRefused`)."""
+        if origin is not None:
+            self._origins[id(inp)] = origin
+        self._enqueue(inp)
+
+    async def committed(self, inp: I, /) -> bool:
+        """Queue ``inp``; wait until a batch applied (and journaled) it: ``True``, or refused it: ``False``."""
+        event, verdict = anyio.Event(), list[bool]()
+        self._waiters[id(inp)] = (event, verdict)
+        try:
+            self._enqueue(inp)
+            await event.wait()
+        finally:
+            self._waiters.pop(id(inp), None)
+        return verdict == [True]
+
+    def publish(self, event: MachineEvent, /) -> None:
+        """Publish ``event`` to the subscribers now."""
+        self._subscribers.publish(event)
+
+    def schedule(self, callback: Callable[..., object], /, *args: object) -> object:
+        """Run ``callback(*args)`` soon on the loop's thread (from any thread)."""
+        assert self._schedule is not None, "Machine.schedule() while stopped"
+        return self._schedule(callback, *args)
 
     def dispatch_threadsafe(self, inp: I) -> None:
         """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
@@ -136,12 +179,42 @@ class Machine(Generic[S, I, E]):
                     self._changed = anyio.Event()
                 await self._changed.wait()
                 if self._tg is None:
+                    self._raise_if_failed("settled")
                     return  # the machine stopped meanwhile: nothing will progress any more
             # trio resumes the tasks woken in one pass in random order: two passes let them all run.
             await anyio.lowlevel.checkpoint()
             await anyio.lowlevel.checkpoint()
             if self._is_settled():
                 return
+
+    async def until(self, predicate: Callable[[S], bool]) -> S:
+        """Wait until no input is queued and ``predicate(current())`` holds; return that state.
+
+        It is asked after every batch (not only when the machine is settled), so it
+        waits out timers on a real clock. Raises :class:`MachineStopped` if the
+        machine stops because of an error meanwhile, ``RuntimeError`` if it stops
+        otherwise before the predicate holds.
+        """
+        while True:
+            if not self._queue and predicate(self._core.current()):
+                return self._core.current()
+            if self._tg is None:
+                self._raise_if_failed("until")
+                raise RuntimeError("Machine.until(): the machine is not running, so the state will not change")
+            if self._applied is None:
+                self._applied = anyio.Event()
+            await self._applied.wait()
+
+    def _raise_if_failed(self, method: str) -> None:
+        if self._failure is not None:
+            raise MachineStopped(
+                f"Machine.{method}(): the machine stopped because of an error: {self._failure!r}"
+            ) from self._failure
+
+    def _fail(self, error: BaseException) -> None:
+        """Record the error that is stopping the machine (the first one)."""
+        if self._failure is None:
+            self._failure = error
 
     def _is_settled(self) -> bool:
         return not self._queue and not self._tasks.active
@@ -160,13 +233,14 @@ class Machine(Generic[S, I, E]):
         """Run the machine for the duration of the block; effects are cancelled on exit.
 
         On entry the queued inputs are applied and the effects the state derives
-        start. An error from ``transition`` (other than the ``rejects`` types),
-        ``check``, ``effects_at`` or the journal stops the machine and propagates
-        out of the block unwrapped (``run_effect`` raising is reported as
-        ``effect-failed`` for that key instead).
+        start. An error from an effect, ``run_effect``, a subscriber,
+        ``transition`` (other than the ``rejects`` types), ``check``,
+        ``effects_at`` or the journal stops the machine: the block is cancelled,
+        every effect too, and the error propagates out of the block unwrapped.
         """
         if self._tg is not None:
             raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")
+        self._failure = None
         try:
             async with anyio.create_task_group() as tg:
                 try:
@@ -181,7 +255,11 @@ class Machine(Generic[S, I, E]):
                 finally:
                     tg.cancel_scope.cancel(MACHINE_STOPPED)  # the loop task; the effects ended already
         except BaseExceptionGroup as group:
+            self._fail(group)
             reraise_single(group)
+        except Exception as error:
+            self._fail(error)
+            raise
 
     def _start(self, tg: anyio.abc.TaskGroup) -> Waker:
         self._tg = tg
@@ -192,19 +270,34 @@ class Machine(Generic[S, I, E]):
         return wake
 
     def _stop(self) -> None:
+        failing = self._broken or self._failure is not None
         try:
-            if self._queue and not self._broken:
+            if self._queue and not failing:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
                 batch = list(self._queue)
                 self._queue.clear()
-                self._publish_all(self._core.apply(batch, journal=self._journal, reconcile=False).events)
+                result = self._core.apply(batch, journal=self._journal, reconcile=False)
+                self._after_batch(result)
+                self._publish_all(result.events)
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
-            self._publish_all(self._core.stop(MACHINE_STOPPED))
+            stopped = self._core.stop(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
-            if self._changed is not None:  # release waiters of settled(), settled or not
-                self._changed.set()
-                self._changed = None
+            self._origins.clear()
+            for event, _ in self._waiters.values():
+                event.set()  # refused: the machine stopped first
+            self._release_waiters()
+            if not failing:  # a failing machine tells no one more: a subscriber may be what failed
+                self._publish_all(stopped)
+
+    def _release_waiters(self) -> None:
+        """Wake the waiters of :meth:`settled` and :meth:`until` (the machine stopped, or a batch went through)."""
+        if self._changed is not None and (self._tg is None or self._is_settled()):
+            self._changed.set()
+            self._changed = None
+        if self._applied is not None:
+            self._applied.set()
+            self._applied = None
 
     async def _loop(self, tg: anyio.abc.TaskGroup, wake: Waker) -> None:
         while True:
@@ -219,6 +312,13 @@ class Machine(Generic[S, I, E]):
 
     def _process(self) -> None:
         """Apply the queued inputs as one batch, publish the timeline, cancel and start effects."""
+        try:
+            self._apply_queue()
+        except Exception as error:
+            self._fail(error)
+            raise
+
+    def _apply_queue(self) -> None:
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
@@ -226,12 +326,35 @@ class Machine(Generic[S, I, E]):
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)
+        self._after_batch(result)
         self._publish_all(result.events)
         if result.starting:
-            assert self._schedule is not None
             state = self._core.current()
             for key, eff in result.starting.items():
-                self._tasks.launch(self._enqueue, self._schedule, key, eff, state)
+                self._tasks.launch(self, key, eff, state)
+        if self._applied is not None:
+            self._applied.set()
+            self._applied = None
+
+    def _after_batch(self, result: StepResult[S, I, E]) -> None:
+        """Give ``dispatch_committed`` waiters their verdicts; stop on an input an effect should not have sent."""
+        if self._waiters:
+            for inp, _ in result.accepted:
+                waiter = self._waiters.get(id(inp))
+                if waiter is not None:
+                    waiter[1].append(True)
+                    waiter[0].set()
+            for inp, _ in result.rejected:
+                waiter = self._waiters.get(id(inp))
+                if waiter is not None:
+                    waiter[0].set()
+        if not self._origins:
+            return
+        origins, self._origins = self._origins, {}
+        for inp, rejection in result.rejected:
+            run = origins.get(id(inp))
+            if run is not None and not run.cancelled and self._core.tracks(run.key):
+                raise EffectInputRefused(run.key, inp, rejection)
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish

@@ -18,16 +18,14 @@ from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
-from ._protocol import EventStore
+from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
-from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 
 __all__ = [
     "DEFAULT_SNAPSHOT_EVERY",
-    "INTERRUPTED",
     "ConcurrencyError",
     "EventStore",
     "LogDamaged",
@@ -46,14 +44,12 @@ __all__ = [
     "StoredInput",
     "TimelineEntry",
     "chain_hash",
-    "complete_interrupted",
     "export_session",
     "fork_session",
     "import_session",
-    "interrupted_calls",
     "load_state",
-    "open_session",
     "replay_session",
+    "session_exists",
     "timeline",
     "turn_digest",
 ]

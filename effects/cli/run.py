@@ -21,11 +21,11 @@ import anyio
 
 from agent_core import AgentInput, encode_log, phase, state_hash
 
-from .._agent import Agent, RandomIds, SequentialIds, Session
+from .._agent import Agent, RandomIds, SequentialIds, Session, open_session
 from .._clock import Clock, ManualClock, SystemClock
 from .._machine import InputReceived, MachineEvent
 from .._scripted import ScriptedModel
-from .._store import SqliteStore, StoreError, open_session
+from .._store import SqliteStore, StoreError
 from ..demo import CONFIG, QUESTIONS, demo_script, demo_tools
 from ._transcript import Transcript
 

@@ -23,13 +23,11 @@ from effects import (
     InputReceived,
     InputRejected,
     MachineEvent,
-    ManualClock,
-    ScriptedModel,
-    SequentialIds,
     Session,
     StateUpdated,
     TextDelta,
 )
+from effects.testing import ManualClock, ScriptedModel, SequentialIds
 
 START = 1_700_000_000_000
 

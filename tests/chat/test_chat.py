@@ -12,15 +12,7 @@ import pytest
 
 from agent_core import ToolSuccess
 from effects import SqliteStore, load_state, timeline
-from effects.providers import (
-    HOLD,
-    FakeProviderServer,
-    FakeToolCall,
-    Reply,
-    anthropic_reply,
-    openai_reply,
-    openai_stream,
-)
+from effects.testing import HOLD, FakeProviderServer, FakeToolCall, Reply, anthropic_reply, openai_reply, openai_stream
 
 pytestmark = pytest.mark.slow  # each test starts the command line in a new process
 

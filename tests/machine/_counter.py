@@ -109,7 +109,8 @@ async def idle(dispatch: Dispatch) -> None:
 
 
 def runner(jobs: Mapping[str, Job] | None = None) -> Callable[[str, Counter, str], Controller[Input]]:
-    """``run_effect`` for the counter: ``tick`` dispatches ``Inc``; ``job:<name>`` runs ``jobs[name]``."""
+    """``run_effect`` for the counter: ``tick`` dispatches ``Inc``; ``job:<name>`` runs ``jobs[name]``
+    (:func:`idle` for a name not given; ``run_effect`` raises ``KeyError`` for names starting ``unknown``)."""
     jobs = dict(jobs or {})
 
     def run_effect(request: str, state: Counter, key: str) -> Controller[Input]:
@@ -119,7 +120,9 @@ def runner(jobs: Mapping[str, Job] | None = None) -> Callable[[str, Counter, str
                 dispatch(Inc())
 
             return effect(tick)
-        return effect(jobs[request])
+        if request.startswith("unknown"):
+            raise KeyError(request)  # run_effect itself failing
+        return effect(jobs.get(request, idle))
 
     return run_effect
 

@@ -12,44 +12,45 @@ from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJ
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_raising_effect_is_reported_and_not_restarted_until_its_key_changes() -> None:
-    attempts: list[int] = []
+async def test_a_raising_effect_is_reported_then_stops_the_machine_with_its_error() -> None:
+    """Exceptions always propagate: an effect's bug leaves running() as itself, after effect-failed."""
+    others: list[str] = []
 
     async def flaky(dispatch: Dispatch) -> None:
-        attempts.append(len(attempts) + 1)
-        raise ValueError(f"attempt {len(attempts)} failed")
+        raise ValueError("attempt 1 failed")
 
-    m, timeline = machine(jobs={"flaky": flaky})
-    async with m.running():
-        m.dispatch(StartJob("flaky"))
-        await m.settled()
-        m.dispatch(Inc())  # the state still derives job:flaky: it is not retried
-        await m.settled()
-        assert attempts == [1]
-        m.dispatch(StopJob("flaky"))
-        m.dispatch(Inc())
-        await m.settled()
-        m.dispatch(StartJob("flaky"))
-        await m.settled()
-    assert attempts == [1, 2]
-    failures = timeline.of(EffectFailed)
-    assert [(f.key, f.effect, str(f.error)) for f in failures] == [
-        ("job:flaky", "flaky", "attempt 1 failed"),
-        ("job:flaky", "flaky", "attempt 2 failed"),
-    ]
-    assert isinstance(failures[0].error, ValueError)
-    assert m.current() == Counter(count=2, jobs=("flaky",))
+    async def patient(dispatch: Dispatch) -> None:
+        try:
+            async with parked():
+                await anyio.sleep_forever()
+        finally:
+            others.append("cancelled")
+
+    m, timeline = machine(jobs={"flaky": flaky, "patient": patient})
+    with pytest.raises(ValueError, match="attempt 1 failed") as caught:
+        async with m.running():
+            m.dispatch(StartJob("patient"))
+            await m.settled()
+            m.dispatch(StartJob("flaky"))
+            await m.settled()
+            raise AssertionError("not reached: the failure cancels the block")
+    assert caught.value.__notes__ == ["raised by effect 'job:flaky' ('flaky')"]
+    (failure,) = timeline.of(EffectFailed)
+    assert (failure.key, failure.effect, failure.error) == ("job:flaky", "flaky", caught.value)
+    assert others == ["cancelled"]  # every other effect was cancelled
+    assert m.running_keys() == ()
 
 
-async def test_run_effect_raising_is_an_effect_failure() -> None:
+async def test_run_effect_raising_stops_the_machine_too() -> None:
     m, timeline = machine(jobs={})
-    async with m.running():
-        m.dispatch(StartJob("unknown"))
-        await m.settled()
-        assert m.running_keys() == ()
+    with pytest.raises(KeyError) as caught:
+        async with m.running():
+            m.dispatch(StartJob("unknown"))
+            await m.settled()
+    assert caught.value.__notes__ == ["raised by run_effect for effect 'job:unknown'"]
     (failure,) = timeline.of(EffectFailed)
     assert failure.key == "job:unknown"
-    assert isinstance(failure.error, KeyError)
+    assert failure.error is caught.value
 
 
 async def test_a_cancelled_effect_is_really_cancelled_and_its_late_dispatches_are_dropped() -> None:

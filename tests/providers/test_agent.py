@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agent_core import AgentConfig, AgentInput, LlmCallFailed, ToolSuccess, encode_input
-from effects import Agent, MachineEvent, ManualClock, SequentialIds, StateUpdated, TextDelta, tool
-from effects.providers import FakeProviderServer, FakeToolCall, error_reply
+from effects import Agent, MachineEvent, StateUpdated, TextDelta, tool
+from effects.testing import FakeProviderServer, FakeToolCall, ManualClock, SequentialIds, error_reply
 
 from ._providers import KEY, PROVIDERS, Provider
 

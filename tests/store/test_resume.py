@@ -11,20 +11,16 @@ from agent_core import AgentConfig, LlmContext, ToolFailure, ToolSuccess, phase,
 from effects import (
     INTERRUPTED,
     MachineEvent,
-    ManualClock,
     ModelReply,
-    ScriptedModel,
-    SequentialIds,
     SqliteStore,
     StateUpdated,
     TextSink,
-    call_tools,
     load_state,
     open_session,
     replay_session,
-    say,
     tool,
 )
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 START = 1_700_000_000_000
 
