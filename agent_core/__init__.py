@@ -15,7 +15,6 @@ from ._context import (
     ContextToolCalls,
     ContextToolResult,
     LlmContext,
-    PastToolCall,
     llm_context,
 )
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
@@ -52,15 +51,17 @@ from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
-from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome, initial_state
-from ._state_codec import decode_state, encode_state, state_digest, state_hash
+from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
+from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet
 from ._upcast import UPCASTERS, upcaster
+from ._vector import Vector
 
 __all__ = [
     "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",
+    "STATE_FORMAT",
     "UPCASTERS",
     "VALID_INPUTS",
     "WRITE_SETS",
@@ -112,6 +113,7 @@ __all__ = [
     "TurnOutcome",
     "Usage",
     "UserMessageReceived",
+    "Vector",
     "WaitUntil",
     "check",
     "check_invariants",

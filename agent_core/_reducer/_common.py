@@ -10,7 +10,17 @@ from msgspec.structs import replace
 from .._errors import InvalidInput, Rejection
 from .._inputs import AgentInput, ToolFailure, tag_of
 from .._phase import phase
-from .._state import AgentState, Message, OutcomeKind, ToolCallRecord, Turn, TurnOutcome
+from .._state import (
+    PAST_TOOL_CALLS_LISTED,
+    AgentState,
+    Message,
+    OutcomeKind,
+    PastToolCall,
+    ToolCallRecord,
+    Turn,
+    TurnOutcome,
+)
+from .._vector import Vector
 
 
 def reject(state: AgentState, inp: AgentInput, code: str, guard: str, message: str) -> NoReturn:
@@ -105,20 +115,20 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
     return record, state.turn
 
 
-def append_message(state: AgentState, message: Message) -> tuple[Map[int, Message], Map[str, int]]:
-    """The message maps with ``message`` appended (the common case of :func:`append_messages`)."""
-    position = len(state.messages)
-    return state.messages.set(position, message), state.message_index.set(message.id, position)
+def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int]]:
+    """The messages and their index with ``message`` appended (the common case of :func:`append_messages`)."""
+    messages = state.messages
+    return messages.append(message), state.message_index.set(message.id, len(messages))
 
 
-def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Map[int, Message], Map[str, int]]:
-    """The message maps with ``new`` appended in order."""
+def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Vector[Message], Map[str, int]]:
+    """The messages and their index with ``new`` appended in order."""
     if len(new) == 1:
         return append_message(state, new[0])
     messages, index = state.messages, state.message_index
     n = len(messages)
     for message in new:
-        messages = messages.set(n, message)
+        messages = messages.append(message)
         index = index.set(message.id, n)
         n += 1
     return messages, index
@@ -140,6 +150,22 @@ def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
     return settle(replace(state, messages=messages, message_index=index, turn=turn, turns=number))
 
 
+def _past_calls(state: AgentState, turn: Turn) -> tuple[PastToolCall, ...]:
+    """``state.past_calls`` with the calls the ending ``turn`` requested (the newest in the log) in front."""
+    log, calls = state.tool_call_log, state.tool_calls
+    newest: list[PastToolCall] = []
+    position = len(log) - 1
+    while position >= 0 and len(newest) < PAST_TOOL_CALLS_LISTED:
+        record = calls[log[position]]
+        if record.turn != turn.number:
+            break
+        newest.append(PastToolCall(id=record.id, name=record.name, parameters=record.parameters))
+        position -= 1
+    if not newest:
+        return state.past_calls
+    return (*newest, *state.past_calls[: PAST_TOOL_CALLS_LISTED - len(newest)])
+
+
 def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, ToolCallRecord]:
     """Complete every call in ``ids`` with a synthetic failure saying it did not (fully) run and ``why``."""
     calls = state.tool_calls
@@ -158,12 +184,12 @@ def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, T
     return calls
 
 
-def close_streaming(state: AgentState, turn: Turn) -> Map[int, Message]:
-    """The messages with the turn's streaming message (if any) marked complete as it stands."""
+def close_streaming(messages: Vector[Message], index: Map[str, int], turn: Turn) -> Vector[Message]:
+    """``messages`` with the turn's streaming message (if any) marked complete as it stands."""
     if not turn.streaming_message_id:
-        return state.messages
-    position = state.message_index[turn.streaming_message_id]
-    return state.messages.set(position, replace(state.messages[position], streaming=False))
+        return messages
+    position = index[turn.streaming_message_id]
+    return messages.set(position, replace(messages[position], streaming=False))
 
 
 def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "") -> AgentState:
@@ -179,8 +205,9 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
     state = replace(
         state,
         tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
-        messages=close_streaming(state, turn),
+        messages=close_streaming(state.messages, state.message_index, turn),
         turn=None,
+        past_calls=_past_calls(state, turn),
         last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),
     )
     if state.queued:
@@ -212,7 +239,9 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
         context_rev=turn.context_rev + 1,
         streaming_message_id="",
     )
-    return replace(state, tool_calls=calls, turn=final, messages=close_streaming(state, turn))
+    return replace(
+        state, tool_calls=calls, turn=final, messages=close_streaming(state.messages, state.message_index, turn)
+    )
 
 
 def final_answer_used_tools(state: AgentState) -> AgentState:

@@ -83,7 +83,7 @@ def _row(
 _ALWAYS = frozenset({"timestamp", "step"})
 # Ending a turn closes dangling calls and a streaming message, records the
 # outcome, and may open the next turn with queued messages.
-_ENDS_TURN = ("tool_calls", "messages", "message_index", "turn", "turns", "last_outcome", "queued")
+_ENDS_TURN = ("tool_calls", "messages", "message_index", "turn", "turns", "last_outcome", "queued", "past_calls")
 _IN_A_TURN = (Phase.THINKING, Phase.ACTING, Phase.AWAITING_APPROVAL, Phase.RETRYING)
 _ANY_TIME = (Phase.IDLE, *_IN_A_TURN)
 _THINKING = (Phase.THINKING,)

@@ -24,6 +24,6 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     if inp.retry_after_ms is not None:
         delay = max(delay, inp.retry_after_ms)
     # A call that was streaming is gone; the retry starts a fresh message.
-    messages = close_streaming(state, turn)
+    messages = close_streaming(state.messages, state.message_index, turn)
     turn = replace(turn, attempt=failures, retry_at=inp.timestamp + delay, streaming_message_id="")
     return replace(state, turn=turn, messages=messages)

@@ -9,6 +9,7 @@ from msgspec.structs import replace
 
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
+from .._vector import Vector
 from ._common import end_turn, exhaust, final_answer_used_tools, reject, require_not_streaming, require_thinking, settle
 from ._stuck import Repeats, count_repeats
 
@@ -188,7 +189,7 @@ def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCall
 
 def _records(
     state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], step: int, at: int, refused: str
-) -> tuple[Map[str, ToolCallRecord], Map[int, str], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[Map[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
     With ``refused`` (a guard tripped), every call is recorded completed with a
@@ -228,7 +229,4 @@ def _records(
             completed_at=at if result is not None else 0,
         )
     # One update per map: the batch shares the path copies a set per call would repeat.
-    log = state.tool_call_log
-    calls = state.tool_calls.update(added)
-    log = log.update(dict(enumerate(added, start=len(log))))
-    return calls, log, opened, awaiting
+    return state.tool_calls.update(added), state.tool_call_log.extend(added), opened, awaiting

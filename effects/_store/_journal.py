@@ -8,6 +8,7 @@ from msgspec.structs import replace
 
 from agent_core import (
     SCHEMA_VERSION,
+    STATE_FORMAT,
     AgentInput,
     AgentState,
     encode_input,
@@ -163,4 +164,4 @@ class SessionJournal:
 
 def _snapshot(state: AgentState, seq: int) -> Snapshot:
     data = encode_state(state, format="msgpack")
-    return Snapshot(seq=seq, schema_version=SCHEMA_VERSION, state_hash=state_digest(data), data=data)
+    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)
