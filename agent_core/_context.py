@@ -11,14 +11,14 @@ from ._inputs import ToolSuccess
 from ._state import PAST_TOOL_CALLS_LISTED, AgentState, PastToolCall, ToolCallRecord
 
 
-class ContextMessage(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="message"):
+class ContextMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="message"):
     """A user or assistant message."""
 
     role: Literal["user", "assistant"]
     content: str
 
 
-class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True):
+class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One call inside an assistant tool-call message."""
 
     id: str
@@ -26,13 +26,13 @@ class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True):
     parameters: str
 
 
-class ContextToolCalls(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="tool-calls"):
+class ContextToolCalls(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-calls"):
     """An assistant message asking for the calls the model requested together."""
 
     calls: tuple[ContextToolCall, ...]
 
 
-class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="tool-result"):
+class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-result"):
     """The result of one call, right after the assistant message that asked for it."""
 
     tool_call_id: str
@@ -45,7 +45,7 @@ ContextEntry = Union[ContextMessage, ContextToolCalls, ContextToolResult]
 """One entry of :attr:`LlmContext.entries`: a message, an assistant tool-call message, or a tool result."""
 
 
-class LlmContext(msgspec.Struct, frozen=True, kw_only=True):
+class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one model call sends.
 
     ``entries`` interleave the windowed messages and the turn's tool calls on
@@ -96,7 +96,7 @@ def llm_context(state: AgentState) -> LlmContext:
     return LlmContext(
         system_prompt=state.config.system_prompt,
         entries=tuple(entries),
-        tools=tuple(state.tools.values()) if tools_enabled else (),
+        tools=state.tools.definitions if tools_enabled else (),
         tools_enabled=tools_enabled,
         older_messages=first,
         past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),

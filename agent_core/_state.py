@@ -63,7 +63,7 @@ PAST_TOOL_CALLS_LISTED = 20
 """How many recent past tool calls :func:`llm_context` lists for the history tool."""
 
 
-class PastToolCall(msgspec.Struct, frozen=True, kw_only=True):
+class PastToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """A completed tool call outside the context that the model may load with the history tool."""
 
     id: str

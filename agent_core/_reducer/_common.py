@@ -152,15 +152,14 @@ def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
 
 def _past_calls(state: AgentState, turn: Turn) -> tuple[PastToolCall, ...]:
     """``state.past_calls`` with the calls the ending ``turn`` requested (the newest in the log) in front."""
-    log, calls = state.tool_call_log, state.tool_calls
+    calls, number = state.tool_calls, turn.number
     newest: list[PastToolCall] = []
-    position = len(log) - 1
-    while position >= 0 and len(newest) < PAST_TOOL_CALLS_LISTED:
-        record = calls[log[position]]
-        if record.turn != turn.number:
-            break
-        newest.append(PastToolCall(id=record.id, name=record.name, parameters=record.parameters))
-        position -= 1
+    for call_id in reversed(turn.tool_call_ids):  # its own calls in request order, and any loaded from history
+        record = calls[call_id]
+        if record.turn == number:
+            newest.append(PastToolCall(id=call_id, name=record.name, parameters=record.parameters))
+            if len(newest) == PAST_TOOL_CALLS_LISTED:
+                break
     if not newest:
         return state.past_calls
     return (*newest, *state.past_calls[: PAST_TOOL_CALLS_LISTED - len(newest)])
