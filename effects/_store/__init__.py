@@ -11,13 +11,17 @@ from ._errors import (
     ReplayDiverged,
     SessionExists,
     SessionNotFound,
+    StoreDamaged,
     StoreError,
+    StoreUnavailable,
 )
 from ._fork import fork_session
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
+from ._open import open_store
+from ._postgres import PostgresStore
 from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
@@ -32,6 +36,7 @@ __all__ = [
     "MemoryStore",
     "NotAStore",
     "Origin",
+    "PostgresStore",
     "ReplayDiverged",
     "ReplayReport",
     "SessionExists",
@@ -40,7 +45,9 @@ __all__ = [
     "SessionNotFound",
     "Snapshot",
     "SqliteStore",
+    "StoreDamaged",
     "StoreError",
+    "StoreUnavailable",
     "StoredInput",
     "TimelineEntry",
     "chain_hash",
@@ -48,6 +55,7 @@ __all__ = [
     "fork_session",
     "import_session",
     "load_state",
+    "open_store",
     "replay_session",
     "session_exists",
     "timeline",

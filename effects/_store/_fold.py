@@ -57,8 +57,16 @@ def fold(
 def _verified(
     session_id: str, records: Iterable[StoredInput], stop: int, seq: int, head: bytes
 ) -> Iterator[tuple[StoredInput, AgentInput, bytes]]:
-    """Each record after ``seq`` up to ``stop`` with its decoded input and chain hash, after checking
-    its number and its place in the hash chain; raises :class:`LogDamaged` where the log is broken."""
+    """Each record after ``seq`` up to ``stop`` with its decoded input and chain hash (see :func:`chained`)."""
+    for record, chained_hash in chained(session_id, records, stop, seq, head):
+        yield record, _decode(session_id, record), chained_hash
+
+
+def chained(
+    session_id: str, records: Iterable[StoredInput], stop: int, seq: int = 0, head: bytes = GENESIS
+) -> Iterator[tuple[StoredInput, bytes]]:
+    """Each record after ``seq`` up to ``stop`` with its chain hash, after checking its number and its place
+    in the hash chain, without decoding it; raises :class:`LogDamaged` where the log is broken."""
     for record in records:
         if record.seq > stop:
             break
@@ -70,7 +78,7 @@ def _verified(
         head = chain_hash(head, record.data)
         if head != record.hash:
             raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
-        yield record, _decode(session_id, record), head
+        yield record, head
     if seq < stop:
         raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")
 

@@ -20,7 +20,7 @@ from agent_core import (
 
 from ._digest import turn_digest
 from ._fold import Position
-from ._load import load_position
+from ._load import load_for_append
 from ._protocol import EventStore
 from ._records import GENESIS, Origin, Snapshot, StoredInput, chain_hash
 
@@ -77,8 +77,11 @@ class SessionJournal:
     def open(
         cls, store: EventStore, session_id: str, *, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     ) -> SessionJournal:
-        """A journal continuing an existing session (loaded from its snapshot and tail)."""
-        position, used = load_position(store, session_id)
+        """A journal continuing an existing session (loaded from its snapshot and tail).
+
+        Raises :class:`LogDamaged` when any record fails the hash chain: nothing is appended to a damaged log.
+        """
+        position, used = load_for_append(store, session_id)
         return cls(store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used)
 
     @property

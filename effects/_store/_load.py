@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, initial_state, state_digest
 
-from ._fold import Position, fold
+from ._fold import Position, chained, fold
 from ._protocol import EventStore
 from ._records import GENESIS, Snapshot
 
@@ -32,6 +32,19 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
     if records is None:
         records = store.read(session_id, 1, stop)
     return fold(session_id, records, start, stop), used
+
+
+def load_for_append(store: EventStore, session_id: str) -> tuple[Position, int]:
+    """:func:`load_position` at the end, after also checking the hash chain of the records the snapshot skipped.
+
+    A session is appended to only when its whole log verifies: otherwise new
+    records would extend a chain every tool refuses. Raises :class:`LogDamaged`
+    naming the first bad record.
+    """
+    position, used = load_position(store, session_id)
+    for _ in chained(session_id, store.read(session_id, 1, used), used):
+        pass
+    return position, used
 
 
 def load_state(store: EventStore, session_id: str, at: int | None = None) -> AgentState:
