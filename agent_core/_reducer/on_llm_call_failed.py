@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import LlmCallFailed
 from .._state import AgentState
-from ._common import close_streaming, end_turn, require_thinking
+from ._common import require_thinking
+from ._turns import close_streaming, end_turn
 
 
 def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:

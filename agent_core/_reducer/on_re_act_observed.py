@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from immutables import Map
 from msgspec.structs import replace
@@ -10,8 +10,9 @@ from msgspec.structs import replace
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
 from .._vector import Vector
-from ._common import end_turn, exhaust, final_answer_used_tools, reject, require_not_streaming, require_thinking, settle
+from ._common import reject, require_not_streaming, require_thinking
 from ._stuck import Repeats, count_repeats
+from ._turns import end_turn, exhaust, final_answer_used_tools, settle
 
 
 class _Tripped(NamedTuple):
@@ -64,12 +65,9 @@ def _continue(
     step = state.step + 1
     usage = inp.usage
     calls, log, opened, awaiting = _records(state, turn, requests, step, inp.timestamp, "")
-    turn = replace(
+    turn = _turn_counted(
         turn,
-        model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
-        attempt=0,
-        context_rev=turn.context_rev + 1,
+        inp,
         repeats=repeats,
         tool_call_ids=turn.tool_call_ids + tuple(requests),
         open_call_ids=opened,
@@ -86,6 +84,19 @@ def _continue(
         output_tokens=state.output_tokens + usage.output_tokens,
         tool_calls=calls,
         tool_call_log=log,
+    )
+
+
+def _turn_counted(turn: Turn, inp: ReActObserved, **changes: Any) -> Turn:
+    """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
+    usage = inp.usage
+    return replace(
+        turn,
+        model_calls=turn.model_calls + 1,
+        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
+        attempt=0,
+        context_rev=turn.context_rev + 1,
+        **changes,
     )
 
 
@@ -112,14 +123,7 @@ def _guarded(
     state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: _Tripped
 ) -> AgentState:
     """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
-    usage = inp.usage
-    turn = replace(
-        turn,
-        model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
-        attempt=0,
-        context_rev=turn.context_rev + 1,
-    )
+    turn = _turn_counted(turn, inp)
     state = _record_requests(_counted(state, inp, turn), turn, requests, tripped.detail)
     if tripped.reason == "final-answer":
         return final_answer_used_tools(state)

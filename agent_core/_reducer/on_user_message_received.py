@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import UserMessageReceived
 from .._state import AgentState, Message
-from ._common import append_message, close_streaming, end_turn, open_turn, require_new_message_id
+from ._common import require_new_message_id
+from ._turns import append_message, close_streaming, end_turn, open_turn
 
 
 def on_user_message_received(state: AgentState, inp: UserMessageReceived) -> AgentState:

@@ -11,23 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from .._inputs import (
-    AgentInput,
-    ContextWindowExpanded,
-    HistoryToolCallsAdded,
-    LlmCallFailed,
-    LlmMessageCompleted,
-    LlmMessageStarted,
-    ReActCancelled,
-    ReActObserved,
-    SessionStarted,
-    TimerFired,
-    ToolCallApproved,
-    ToolCallCompleted,
-    ToolCallDenied,
-    ToolCallStarted,
-    UserMessageReceived,
-)
+from .._inputs import AgentInput
 from .._phase import Phase, phase
 from .._state import AgentState
 from ._builders import BUILDERS
@@ -40,20 +24,20 @@ from ._per_kind import per_kind
 _WEIGHTS = tuple(
     per_kind(
         {
-            ReActObserved: 6,
-            ToolCallStarted: 6,
-            ToolCallCompleted: 5,
-            LlmMessageCompleted: 4,
-            ToolCallApproved: 3,
-            UserMessageReceived: 2,
-            LlmMessageStarted: 2,
-            SessionStarted: 1,
-            ToolCallDenied: 1,
-            LlmCallFailed: 1,
-            ContextWindowExpanded: 1,
-            HistoryToolCallsAdded: 1,
-            TimerFired: 1,
-            ReActCancelled: 1,
+            "re-act-observed": 6,
+            "tool-call-started": 6,
+            "tool-call-completed": 5,
+            "llm-message-completed": 4,
+            "tool-call-approved": 3,
+            "user-message-received": 2,
+            "llm-message-started": 2,
+            "session-started": 1,
+            "tool-call-denied": 1,
+            "llm-call-failed": 1,
+            "context-window-expanded": 1,
+            "history-tool-calls-added": 1,
+            "timer-fired": 1,
+            "re-act-cancelled": 1,
         },
         "weights",
     ).items()
