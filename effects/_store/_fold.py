@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
@@ -11,8 +10,8 @@ from agent_core import (
     AgentState,
     DecodeError,
     InvalidInput,
-    encode_state,
     initial_state,
+    state_digest,
     tag_of,
     transition,
 )
@@ -39,11 +38,6 @@ Step = Callable[[StoredInput, AgentInput, AgentState, AgentState], None]
 """Called after each record with the record, its input, the state before and the state after."""
 
 
-def full_hash(state: AgentState) -> bytes:
-    """:func:`agent_core.state_hash` as 32 bytes."""
-    return hashlib.sha256(encode_state(state, format="msgpack")).digest()
-
-
 def fold(
     session_id: str,
     records: Iterable[StoredInput],
@@ -67,7 +61,7 @@ def fold(
         if digests:
             _check_turn(session_id, record, inp, state, after)
         if states and record.state_hash is not None:
-            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
+            _compare(session_id, record, inp, "state hash", record.state_hash, state_digest(after))
         if on_step is not None:
             on_step(record, inp, state, after)
         state, seq, head = after, record.seq, chained

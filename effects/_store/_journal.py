@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, transition
+from agent_core import (
+    SCHEMA_VERSION,
+    STATE_FORMAT,
+    AgentInput,
+    AgentState,
+    encode_input,
+    encode_state,
+    state_digest,
+    transition,
+)
 
 from ._digest import turn_digest
 from ._fold import Position
@@ -158,4 +166,4 @@ class SessionJournal:
 
 def _snapshot(state: AgentState, seq: int) -> Snapshot:
     data = encode_state(state, format="msgpack")
-    return Snapshot(seq=seq, schema_version=SCHEMA_VERSION, state_hash=hashlib.sha256(data).digest(), data=data)
+    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state
+from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
 from ._fold import Position, chained, fold
 from ._protocol import EventStore
@@ -59,10 +57,10 @@ def load_state(store: EventStore, session_id: str, at: int | None = None) -> Age
 
 
 def _usable(snapshot: Snapshot | None) -> AgentState | None:
-    """The snapshot's state if it is of this schema and its bytes hash to its recorded state hash."""
-    if snapshot is None or snapshot.schema_version != SCHEMA_VERSION:
+    """The snapshot's state if it is of this state format and its bytes hash to its recorded state hash."""
+    if snapshot is None or snapshot.schema_version != STATE_FORMAT:
         return None
-    if hashlib.sha256(snapshot.data).digest() != snapshot.state_hash:
+    if state_digest(snapshot.data) != snapshot.state_hash:
         return None
     try:
         return decode_state(snapshot.data, format="msgpack")
