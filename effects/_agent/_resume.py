@@ -11,6 +11,7 @@ from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 from .._clock import Clock, SystemClock
 from .._model import Model
 from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session_exists
+from .._store._journal import Durability
 from .._tools import Tool
 from ._ids import IdSource
 from ._session import Agent, Session
@@ -63,6 +64,7 @@ async def open_session(
     clock: Clock | None = None,
     ids: IdSource | None = None,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    durability: Durability = "input",
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -73,14 +75,18 @@ async def open_session(
     again: the model call, idempotent tools that were running, pending tools.
     ``config`` applies to a new session only; a stored session keeps the
     configuration its log started with. On exit a snapshot is saved.
+
+    ``durability="turn"`` commits when a turn ends or waits for a person
+    instead (see :class:`SessionJournal`): faster, and a crash loses at most
+    the turn in progress (its tools may then run again when it is asked again).
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
-        journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every)
+        journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability)
         complete_interrupted(journal, clock.now_ms())
         agent = Agent(model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state)
     else:
-        journal = SessionJournal(store, session_id, snapshot_every=snapshot_every)
+        journal = SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability)
         agent = Agent(model, tools=tools, config=config, clock=clock, ids=ids, session_id=session_id, journal=journal)
     try:
         async with agent.running() as session:

@@ -8,6 +8,7 @@ thin shell around it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -46,6 +47,9 @@ class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
     ``rejected`` pairs each refused input with its rejection; ``plan`` is the
     reconciliation against the final state; ``starting`` maps each key of
     ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
+    ``pending`` is the journal's commit still in flight (``apply(hand_over=True)``
+    with a journal that has ``submit``): wait for it before publishing the
+    events or starting the effects.
     """
 
     accepted: list[tuple[I, S]]
@@ -53,6 +57,7 @@ class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
     plan: Plan
     starting: dict[str, E]
     events: list[MachineEvent]
+    pending: Future[None] | None = None
 
 
 class MachineCore(Generic[S, I, E]):
@@ -123,6 +128,7 @@ class MachineCore(Generic[S, I, E]):
         journal: Journal[S, I] | None = None,
         reconcile: bool = True,
         events: bool = True,
+        hand_over: bool = False,
     ) -> StepResult[S, I, E]:
         """Apply ``inputs`` in order as one batch, then reconcile once against the final state.
 
@@ -132,6 +138,10 @@ class MachineCore(Generic[S, I, E]):
         state). With ``reconcile=False`` the inputs are applied but no effect is
         planned. With ``events=False`` no event is built and ``result.events`` is
         empty (a host with nobody to tell skips that work); the rest is the same.
+        With ``hand_over=True`` a journal that has ``submit(inputs, states)``
+        gets the batch there instead, and the future it returns is
+        ``result.pending``: the host waits for it (the async :class:`Machine`
+        does, without blocking its loop) before acting on the result.
         """
         if self._applying:
             raise RuntimeError(
@@ -140,12 +150,17 @@ class MachineCore(Generic[S, I, E]):
             )
         self._applying = True
         try:
-            return self._apply(inputs, journal, reconcile, [] if events else None)
+            return self._apply(inputs, journal, reconcile, [] if events else None, hand_over)
         finally:
             self._applying = False
 
     def _apply(
-        self, inputs: Iterable[I], journal: Journal[S, I] | None, reconcile: bool, events: list[MachineEvent] | None
+        self,
+        inputs: Iterable[I],
+        journal: Journal[S, I] | None,
+        reconcile: bool,
+        events: list[MachineEvent] | None,
+        hand_over: bool,
     ) -> StepResult[S, I, E]:
         state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
@@ -166,12 +181,22 @@ class MachineCore(Generic[S, I, E]):
             rejected.append((inp, rejection))
             if events is not None:
                 events.append(InputRejected(input=inp, rejection=rejection))
+        pending = None
         if accepted and journal is not None:
-            journal.append([inp for inp, _ in accepted], [after for _, after in accepted])
+            submit = getattr(journal, "submit", None) if hand_over else None
+            if submit is None:
+                journal.append([inp for inp, _ in accepted], [after for _, after in accepted])
+            else:
+                pending = submit([inp for inp, _ in accepted], [after for _, after in accepted])
         self._state = state
         plan, starting = self._reconcile(events) if reconcile else (EMPTY_PLAN, {})
         return StepResult(
-            accepted=accepted, rejected=rejected, plan=plan, starting=starting, events=events if events else []
+            accepted=accepted,
+            rejected=rejected,
+            plan=plan,
+            starting=starting,
+            events=events if events else [],
+            pending=pending,
         )
 
     def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:

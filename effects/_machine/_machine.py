@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
 
@@ -39,7 +40,9 @@ class Machine(Generic[S, I, E]):
     nothing changes) when ``transition`` raises one of the ``rejects`` exception
     types, or when ``check(state, input)`` returns a rejection (see
     :class:`MachineCore`). ``journal.append`` makes each batch durable before
-    anyone sees its states or an effect depending on it starts.
+    anyone sees its states or an effect depending on it starts; a journal with
+    ``submit`` (see :class:`Journal`) commits on its own thread while the
+    event loop runs other sessions, and this one goes on once the batch is durable.
 
     Exceptions always propagate. An error raised by an effect's own code
     (``effect-failed`` is published first), by a subscriber, by ``transition``
@@ -78,6 +81,7 @@ class Machine(Generic[S, I, E]):
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
         self._wake: Waker | None = None
+        self._inflight: Future[None] | None = None  # the batch whose commit the loop waits for
         self._broken = False  # a batch raised: the machine stops without applying anything more
         self._host = MachineHost(self._enqueue, self._commits, self._subscribers.publish, lambda: self._schedule)
 
@@ -164,7 +168,7 @@ class Machine(Generic[S, I, E]):
         return self._tg is not None
 
     def _is_settled(self) -> bool:
-        return not self._queue and not self._tasks.active
+        return not self._queue and not self._tasks.active and self._inflight is None
 
     def _notify(self) -> None:
         """Wake whoever waits in :meth:`settled`, when there is something to see."""
@@ -193,7 +197,7 @@ class Machine(Generic[S, I, E]):
                     async with self._tasks.group(tg):
                         wake = self._start(tg)
                         try:
-                            self._process()
+                            await self._process()
                             tg.start_soon(self._loop, tg, wake, name="effects.Machine loop")
                             yield self
                         finally:
@@ -216,6 +220,10 @@ class Machine(Generic[S, I, E]):
         return wake
 
     def _stop(self) -> None:
+        inflight, self._inflight = self._inflight, None
+        if inflight is not None and not self._waits.failure:
+            inflight.result()  # stopped while a batch was being committed: it is durable before running() returns
+            self._broken = False
         failing = self._broken or self._waits.failure is not None
         try:
             if self._queue and not failing:
@@ -243,21 +251,25 @@ class Machine(Generic[S, I, E]):
                 await wake.wait()
             if self._tg is not tg:
                 return  # woken, then stopped before this task ran: the stop applied the queue already
-            self._process()
+            await self._process()
 
-    def _process(self) -> None:
+    async def _process(self) -> None:
         """Apply the queued inputs as one batch, publish the timeline, cancel and start effects."""
         try:
-            self._apply_queue()
+            await self._apply_queue()
         except Exception as error:
             self._waits.fail(error)
             raise
 
-    def _apply_queue(self) -> None:
+    async def _apply_queue(self) -> None:
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
-        result: StepResult[S, I, E] = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
+        result: StepResult[S, I, E] = self._core.apply(
+            batch, journal=self._journal, events=bool(self._subscribers), hand_over=True
+        )
+        if result.pending is not None:
+            await self._durable(result.pending)
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)
@@ -269,8 +281,18 @@ class Machine(Generic[S, I, E]):
                 self._tasks.launch(self._host, key, eff, state)
         self._waits.applied()
 
+    async def _durable(self, pending: Future[None]) -> None:
+        """Wait, without blocking the event loop, until the journal's writer committed the batch."""
+        self._inflight = pending
+        if not pending.done():
+            done, schedule = anyio.Event(), self._schedule
+            assert schedule is not None
+            pending.add_done_callback(lambda _: schedule(done.set))
+            await done.wait()
+        self._inflight = None
+        pending.result()  # the writer's error, if the commit failed
+
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish
         for event in events:
             publish(event)
-

@@ -68,6 +68,14 @@ class Journal(Protocol[S_contra, I_contra]):
     inputs a second time. It is called before subscribers see the states and
     before any effect derived from them starts. If it raises, the batch is not
     applied and the machine stops.
+
+    A journal may also offer ``submit(inputs, states)`` returning a
+    ``concurrent.futures.Future`` (or ``None`` when there is nothing to wait
+    for): the async :class:`Machine` then hands each batch over and waits for
+    the future without blocking its event loop, so other sessions run while
+    the commit waits for the disk; this session's subscribers and dependent
+    effects still see the batch only once the future is done. A future that
+    holds an error stops the machine.
     """
 
     def append(self, inputs: Sequence[I_contra], states: Sequence[S_contra], /) -> None:

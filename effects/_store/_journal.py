@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import Literal
 
 from msgspec.structs import replace
 
@@ -36,6 +38,10 @@ snapshots cost a bounded share of appending, and the fold on load stays in
 proportion to the snapshot's own load time.
 """
 
+Durability = Literal["input", "turn"]
+"""When a journal commits: ``"input"`` every batch before anything depends on it (the default); ``"turn"`` when
+a turn ends or waits for a person, so a crash loses at most the turn in progress."""
+
 Encoded = tuple[AgentInput, int, bytes]
 """An input with the schema version and MessagePack bytes it is stored as."""
 
@@ -52,6 +58,13 @@ class SessionJournal:
     Called without states (a script appending inputs itself), it folds the
     inputs to get them. A journal that lost a race with another writer raises
     :class:`ConcurrencyError`.
+
+    A machine calls :meth:`submit` instead: with a store that has a writer
+    thread (:class:`SqliteStore`) the batch is handed over and the machine
+    waits for its commit without blocking the event loop, so the batches of
+    all sessions of the store share each fsync. ``durability="turn"`` keeps a
+    running turn's inputs back and commits them when the turn ends or waits
+    for a person (approval): a crash then loses at most the turn in progress.
     """
 
     def __init__(
@@ -63,7 +76,11 @@ class SessionJournal:
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
         parent: Origin | None = None,
         snapshot_seq: int = 0,
+        durability: Durability = "input",
     ) -> None:
+        if durability not in ("input", "turn"):
+            raise ValueError(f"durability expects 'input' or 'turn', got {durability!r}")
+        self.durability: Durability = durability
         self.store = store
         self.session_id = session_id
         self._position = position or Position.start()
@@ -71,17 +88,33 @@ class SessionJournal:
         self._parent = parent
         self._snapshot_seq = snapshot_seq
         self._next_snapshot = snapshot_seq + self._every
+        self._written = self._position.seq  # the inputs the store holds (or was handed)
+        self._pending: list[StoredInput] = []
+        self._snapshot: Snapshot | None = None
+        self._failed: BaseException | None = None
 
     @classmethod
     def open(
-        cls, store: EventStore, session_id: str, *, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
+        cls,
+        store: EventStore,
+        session_id: str,
+        *,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        durability: Durability = "input",
     ) -> SessionJournal:
         """A journal continuing an existing session (loaded from its snapshot and tail).
 
         Raises :class:`LogDamaged` when any record fails the hash chain: nothing is appended to a damaged log.
         """
         position, used = load_for_append(store, session_id)
-        return cls(store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used)
+        return cls(
+            store,
+            session_id,
+            position=position,
+            snapshot_every=snapshot_every,
+            snapshot_seq=used,
+            durability=durability,
+        )
 
     @property
     def state(self) -> AgentState:
@@ -102,13 +135,25 @@ class SessionJournal:
         ``step``. Without ``states`` the journal folds the inputs itself, and an
         invalid input raises :class:`~agent_core.InvalidInput`.
         """
-        if inputs:
-            encoded = [(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs]
-            self._commit(encoded, self._fold(inputs) if states is None else self._continuing(inputs, states))
+        _wait(self.submit(inputs, states))
+
+    def submit(
+        self, inputs: Sequence[AgentInput], states: Sequence[AgentState] | None = None, /
+    ) -> Future[None] | None:
+        """:meth:`append` without waiting: the machine calls this, and waits for the future without blocking.
+
+        Returns ``None`` when nothing is left to wait for (already written, or
+        kept back by ``durability="turn"``), else a future done once the batch
+        is durable. After a failed commit the journal refuses further batches.
+        """
+        if not inputs:
+            return None
+        encoded = [(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs]
+        return self._commit(encoded, self._fold(inputs) if states is None else self._continuing(inputs, states))
 
     def append_encoded(self, batch: Sequence[Encoded]) -> None:
         """Commit inputs already encoded, possibly of an older schema version (imports keep their bytes)."""
-        self._commit(batch, self._fold([inp for inp, _, _ in batch]))
+        _wait(self._commit(batch, self._fold([inp for inp, _, _ in batch])))
 
     def _fold(self, inputs: Sequence[AgentInput]) -> list[AgentState]:
         state = self._position.state
@@ -129,25 +174,57 @@ class SessionJournal:
             )
         return states
 
-    def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> None:
+    def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Future[None] | None:
+        if self._failed is not None:
+            raise RuntimeError(
+                f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({self._failed}); "
+                "nothing more is appended through it: reopen it with SessionJournal.open"
+            ) from self._failed
         state, seq, head = self._position
-        records: list[StoredInput] = []
         for (_, version, data), after in zip(batch, states, strict=True):
             seq += 1
             head = chain_hash(head, data)
             ended = state.turn is not None and after.turn is None
             digest = turn_digest(after) if ended else None
-            records.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
+            self._pending.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
             state = after
-        snapshot = None
         if seq >= self._next_snapshot:
-            snapshot = _snapshot(state, seq)
-            records[-1] = replace(records[-1], state_hash=snapshot.state_hash)
-        parent = self._parent if self.seq == 0 else None
-        self.store.append(self.session_id, records, expected=self.seq, parent=parent)
+            self._snapshot = snapshot = _snapshot(state, seq)
+            self._pending[-1] = replace(self._pending[-1], state_hash=snapshot.state_hash)
+            self._snapshot_seq = seq
+            self._next_snapshot = seq + max(self._every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
         self._position = Position(state, seq, head)
-        if snapshot is not None:
-            self._save(snapshot)
+        if self.durability == "turn" and state.turn is not None and not state.turn.awaiting_ids:
+            return None  # the turn goes on: committed when it ends or waits for a person
+        return self.flush()
+
+    def flush(self) -> Future[None] | None:
+        """Commit the inputs not committed yet (``durability="turn"`` keeps a running turn's inputs back).
+
+        With a store that has a writer (``submit``, as :class:`SqliteStore`) the
+        batch is handed over and the returned future is done once it is durable;
+        otherwise it is written before this returns (``None``).
+        """
+        if not self._pending:
+            return None
+        records, self._pending = self._pending, []
+        snapshot, self._snapshot = self._snapshot, None
+        expected, self._written = self._written, records[-1].seq
+        parent = self._parent if expected == 0 else None
+        submit = getattr(self.store, "submit", None)
+        if submit is None:
+            self.store.append(self.session_id, records, expected=expected, parent=parent)
+            if snapshot is not None:
+                self.store.save_snapshot(self.session_id, snapshot)
+            return None
+        done: Future[None] = submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
+        done.add_done_callback(self._check_done)
+        return done
+
+    def _check_done(self, done: Future[None]) -> None:
+        error = done.exception()
+        if error is not None and self._failed is None:
+            self._failed = error
 
     def snapshot(self) -> None:
         """Save a snapshot of the current state now, unless the newest one is already there."""
@@ -155,10 +232,17 @@ class SessionJournal:
             self._save(_snapshot(self.state, self.seq))
 
     def close(self) -> None:
-        """Save a final snapshot, so the next load folds nothing. The store stays open."""
+        """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.
+
+        After a failed commit it does nothing: the store holds what it committed.
+        """
+        if self._failed is not None:
+            return
+        _wait(self.flush())
         self.snapshot()
 
     def _save(self, snapshot: Snapshot) -> None:
+        _wait(self.flush())
         self.store.save_snapshot(self.session_id, snapshot)
         self._snapshot_seq = snapshot.seq
         self._next_snapshot = snapshot.seq + max(self._every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
@@ -167,3 +251,8 @@ class SessionJournal:
 def _snapshot(state: AgentState, seq: int) -> Snapshot:
     data = encode_state(state, format="msgpack")
     return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)
+
+
+def _wait(done: Future[None] | None) -> None:
+    if done is not None:
+        done.result()

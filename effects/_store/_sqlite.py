@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 
-from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
+from ._errors import SessionNotFound
+from ._group import GroupWriter, Write
+from ._packing import stored_input, stored_snapshot
+from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info
 from ._sqlite_schema import Synchronous, connect, sqlite_errors
-from ._validate import check_batch
+from ._sqlite_write import append_rows, commit_group, snapshot_rows
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
@@ -20,9 +21,13 @@ _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent,
 class SqliteStore:
     """An :class:`EventStore` in one SQLite file, shared by any number of sessions and processes.
 
-    Appends run in one ``BEGIN IMMEDIATE`` transaction each, so a batch of
-    inputs costs one commit and concurrent writers serialize (the loser of a
-    race gets :class:`ConcurrencyError`). ``synchronous="FULL"`` (the default)
+    Writes go through one writer thread per store, which commits every batch
+    pending from any session (and thread) in one ``BEGIN IMMEDIATE``
+    transaction: one fsync carries many sessions' batches (group commit;
+    ``group_commit=False`` commits each batch alone, for comparison).
+    :meth:`submit` hands a batch over without blocking; :meth:`append` waits
+    for it. Writers in other processes serialize with it (the loser of a race
+    gets :class:`ConcurrencyError`). ``synchronous="FULL"`` (the default)
     makes a commit survive a power cut; ``"NORMAL"`` survives a crash of the
     process only, and commits faster. ``readonly=True`` opens an existing
     store without ever writing to it. ``keep_snapshots`` newest snapshots are
@@ -36,32 +41,52 @@ class SqliteStore:
         synchronous: Synchronous = "FULL",
         readonly: bool = False,
         keep_snapshots: int = 1,
+        group_commit: bool = True,
     ) -> None:
         self.path = os.fspath(path)
         self._db = connect(path, readonly=readonly, synchronous=synchronous)
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
+        self._writer = GroupWriter(self._commit_group, f"agent-core writer {self.path}", grouping=group_commit)
 
     def append(
         self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
     ) -> None:
-        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`)."""
-        rows = [(r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash) for r in records]
-        with self._lock, sqlite_errors(self.path), self._transaction():
-            found = self._db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
-            actual = 0 if found is None else found[1]
-            if actual != expected:
-                raise ConcurrencyError(session_id, expected, actual)
-            check_batch(session_id, records, expected)
-            key = self._create(session_id, records, parent) if found is None else found[0]
-            self._db.executemany(
-                f"INSERT INTO inputs VALUES ({key}, ?, ?, ?, ?, ?, ?, ?)",  # key is our own integer
-                rows,
-            )
-            self._db.execute(
-                "UPDATE sessions SET length = ?, head = ?, last_timestamp = ? WHERE id = ?",
-                (records[-1].seq, records[-1].hash, timestamp_of(records[-1].data), key),
-            )
+        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`).
+
+        Blocks until committed; the commit is shared with the writes other threads submitted meanwhile.
+        """
+        self.submit(session_id, records, expected=expected, parent=parent).result()
+
+    def submit(
+        self,
+        session_id: str,
+        records: Sequence[StoredInput],
+        *,
+        expected: int,
+        parent: Origin | None = None,
+        snapshot: Snapshot | None = None,
+    ) -> Future[None]:
+        """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
+
+        The future is done once they are committed (durable, with ``synchronous="FULL"``),
+        or holds the error (:class:`ConcurrencyError`, a :class:`StoreError`) if nothing
+        of them was written. Writes are committed in submission order.
+        """
+        if not records:
+            raise ValueError(f"SqliteStore.submit expected at least one record for session {session_id!r}, got none")
+
+        def write() -> None:
+            key = append_rows(self._db, session_id, records, expected, parent)
+            if snapshot is not None:
+                snapshot_rows(self._db, key, snapshot, self._keep)
+
+        return self._writer.submit(write)
+
+    @property
+    def commits(self) -> int:
+        """Transactions the writer committed so far (each carries the writes of any number of sessions)."""
+        return self._writer.groups
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """The records with ``start <= seq <= stop``, in order, fetched in chunks."""
@@ -86,17 +111,7 @@ class SqliteStore:
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
         key, _ = self._key(session_id)
-        codec, data = pack_snapshot(snapshot.data)
-        with self._lock, sqlite_errors(self.path), self._transaction():
-            self._db.execute(
-                "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?)",
-                (key, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data),
-            )
-            self._db.execute(
-                "DELETE FROM snapshots WHERE session = ? AND seq NOT IN "
-                "(SELECT seq FROM snapshots WHERE session = ? ORDER BY seq DESC LIMIT ?)",
-                (key, key, self._keep),
-            )
+        self._writer.submit(lambda: snapshot_rows(self._db, key, snapshot, self._keep)).result()
 
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
@@ -110,27 +125,14 @@ class SqliteStore:
         return stored_snapshot(row)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Commit the writes already submitted, then close the connection."""
+        self._writer.close()
         with self._lock:
             self._db.close()
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
-
-    def _create(self, session_id: str, records: Sequence[StoredInput], parent: Origin | None) -> int:
-        cursor = self._db.execute(
-            "INSERT INTO sessions (name, length, head, first_timestamp, last_timestamp, parent, parent_seq) "
-            "VALUES (?, 0, ?, ?, 0, ?, ?)",
-            (
-                session_id,
-                records[0].hash,
-                timestamp_of(records[0].data),
-                None if parent is None else parent.session_id,
-                None if parent is None else parent.seq,
-            ),
-        )
-        assert cursor.lastrowid is not None
-        return cursor.lastrowid
+    def _commit_group(self, writes: Sequence[Write]) -> list[BaseException | None]:
+        with self._lock:
+            return commit_group(self._db, self.path, writes)
 
     def _key(self, session_id: str) -> tuple[int, int]:
         with self._lock, sqlite_errors(self.path):
@@ -153,24 +155,3 @@ class SqliteStore:
                     (key, low, min(low + _CHUNK - 1, last)),
                 ).fetchall()
             yield from map(stored_input, rows)
-
-
-class _Transaction:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` when the block raises."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
-
-    def __enter__(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
-        if kind is not None:
-            self._db.execute("ROLLBACK")
-            return
-        try:
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise

@@ -1,0 +1,89 @@
+"""A process running sessions on one SQLite file that kills itself at a chosen moment of a commit or a tool.
+
+Run by ``test_group_commit.py``: ``python _group_child.py DB MODE``.
+
+* ``group``: 20 sessions at once; dies inside a group commit that carries
+  batches of several sessions (rows written, COMMIT not done), after a few
+  groups went through.
+* ``input`` / ``turn``: one session with that durability; dies inside the
+  tool call of its second turn.
+
+Every state a subscriber sees is printed as ``SESSION STEP`` (flushed): what
+the process acknowledged before it died.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import anyio
+
+from agent_core import ContextToolResult, LlmContext
+from effects import ModelReply, SqliteStore, StateUpdated, open_session, tool
+from effects.testing import ScriptedModel, call_tools, say
+
+SESSIONS, TURNS = 20, 1000
+
+
+def die() -> None:
+    """What a power cut or an OOM kill does: no cleanup, no flush."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def script(context: LlmContext) -> ModelReply:
+    """One tool call, then an answer, every turn."""
+    return say("done") if isinstance(context.entries[-1], ContextToolResult) else call_tools(("look", {}))
+
+
+def acknowledge(session_id: str, event: object) -> None:
+    if isinstance(event, StateUpdated):
+        print(session_id, event.state.step, flush=True)
+
+
+def main(db: str, mode: str) -> None:
+    store = SqliteStore(db)
+    if mode == "group":
+        commits, jobs = [0], [0]
+
+        def on_statement(statement: str) -> None:
+            if statement == "BEGIN IMMEDIATE":
+                jobs[0] = 0
+            elif statement == "SAVEPOINT job":
+                jobs[0] += 1
+            elif statement == "COMMIT":
+                commits[0] += 1
+                if commits[0] > 5 and jobs[0] > 1:
+                    die()
+
+        store._db.set_trace_callback(on_statement)  # test instrumentation: the moment inside a group commit
+
+    turn = [0]
+
+    @tool
+    def look() -> str:
+        """Look around."""
+        if mode != "group" and turn[0] == 2:
+            die()
+        return "seen"
+
+    async def converse(session_id: str) -> None:
+        durability = "turn" if mode == "turn" else "input"
+        async with open_session(store, session_id, ScriptedModel(script), tools=[look], durability=durability) as s:
+            s.subscribe(lambda event: acknowledge(session_id, event))
+            for _ in range(TURNS):
+                turn[0] += 1
+                s.send(f"question {turn[0]}")
+                await s.settled()
+
+    async def run() -> None:
+        async with anyio.create_task_group() as tg:
+            for n in range(SESSIONS if mode == "group" else 1):
+                tg.start_soon(converse, f"s{n}")
+
+    anyio.run(run)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

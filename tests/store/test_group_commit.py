@@ -1,0 +1,93 @@
+"""Group commit: the sessions of a store share each commit, nothing acknowledged is lost when the process
+dies with a group in flight, and each durability mode loses exactly what it says."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_core import ContextToolResult, LlmContext
+from effects import ModelReply, SqliteStore, load_state, open_session, replay_session, tool
+from effects.testing import ScriptedModel, call_tools, say
+
+CHILD = Path(__file__).with_name("_group_child.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def script(context: LlmContext) -> ModelReply:
+    return say("done") if isinstance(context.entries[-1], ContextToolResult) else call_tools(("look", {}))
+
+
+@tool
+def look() -> str:
+    """Look around."""
+    return "seen"
+
+
+def run_child(db: Path, mode: str) -> dict[str, int]:
+    """Run the child until it kills itself; returns the last step each session acknowledged."""
+    child = subprocess.run(
+        [sys.executable, str(CHILD), str(db), mode], cwd=ROOT, capture_output=True, timeout=60, check=False
+    )
+    assert child.returncode == -signal.SIGKILL, f"the child did not die as planned:\n{child.stderr.decode()}"
+    acknowledged: dict[str, int] = {}
+    for line in child.stdout.decode().splitlines():
+        session_id, step = line.split()
+        acknowledged[session_id] = max(acknowledged.get(session_id, 0), int(step))
+    return acknowledged
+
+
+@pytest.mark.anyio
+async def test_concurrent_sessions_share_commits(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "group.db")
+
+    async def converse(session_id: str) -> None:
+        async with open_session(store, session_id, ScriptedModel(script), tools=[look]) as session:
+            for n in range(3):
+                session.send(f"question {n}")
+                await session.settled()
+
+    async with anyio.create_task_group() as tg:
+        for n in range(20):
+            tg.start_soon(converse, f"s{n}")
+    batches = sum(info.length for info in store.sessions())
+    assert store.commits < batches / 2  # 20 sessions x 3 turns, each turn several batches
+    for n in range(20):
+        report = replay_session(store, f"s{n}")
+        assert report.state.turns == 3 and report.state.turn is None
+    store.close()
+
+
+@pytest.mark.slow
+def test_a_kill_during_a_group_commit_loses_nothing_acknowledged(tmp_path: Path) -> None:
+    db = tmp_path / "group.db"
+    acknowledged = run_child(db, "group")
+    assert len(acknowledged) > 1
+    store = SqliteStore(db, readonly=True)
+    lengths = {info.session_id: info.length for info in store.sessions()}
+    for session_id, step in acknowledged.items():
+        assert lengths[session_id] >= step, (
+            f"{session_id}: acknowledged step {step}, the log holds {lengths[session_id]}"
+        )
+        replay_session(store, session_id)  # every record's chain and digest verify
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["input", "turn"])
+def test_what_a_crash_loses_in_each_durability_mode(tmp_path: Path, mode: str) -> None:
+    db = tmp_path / f"{mode}.db"
+    acknowledged = run_child(db, mode)  # dies inside the tool of the second turn
+    state = load_state(SqliteStore(db, readonly=True), "s0")
+    if mode == "input":
+        # Every acknowledged input is there: the second turn up to its tool call's start.
+        assert state.step == acknowledged["s0"] and state.turns == 2 and state.turn is not None
+        assert [record.status for record in state.tool_calls.values()].count("running") == 1
+    else:
+        # The turn in progress is lost, all of it; the first turn is whole.
+        assert state.turns == 1 and state.turn is None
+        assert state.step < acknowledged["s0"]
