@@ -29,7 +29,7 @@ SESSION = "crash"
 
 PLANS = [
     "inputs:2",
-    "commit:3",
+    "commit:2",  # the first round's results: its calls run again (the search) or are interrupted
     "tool:q0r0c0",  # an idempotent search
     "inputs:25",
     "tool:q1r1c1",  # a charge: not idempotent

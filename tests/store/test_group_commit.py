@@ -36,7 +36,9 @@ def run_child(db: Path, mode: str) -> dict[str, int]:
     )
     assert child.returncode == -signal.SIGKILL, f"the child did not die as planned:\n{child.stderr.decode()}"
     acknowledged: dict[str, int] = {}
-    for line in child.stdout.decode().splitlines():
+    for line in child.stdout.decode().splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break  # written in part when the process died: not an acknowledgement
         session_id, step = line.split()
         acknowledged[session_id] = max(acknowledged.get(session_id, 0), int(step))
     return acknowledged
@@ -91,3 +93,26 @@ def test_what_a_crash_loses_in_each_durability_mode(tmp_path: Path, mode: str) -
         # The turn in progress is lost, all of it; the first turn is whole.
         assert state.turns == 1 and state.turn is None
         assert state.step < acknowledged["s0"]
+
+
+def rounds_script(context: LlmContext) -> ModelReply:
+    """No tool for a question ending in 0, else one tool round, then an answer."""
+    asked = [e for e in context.entries if getattr(e, "role", "") == "user"][-1]
+    if isinstance(context.entries[-1], ContextToolResult) or getattr(asked, "content", "").endswith("0"):
+        return say("")  # no text: the answer is one input, so the commits counted are the rounds' only
+    return call_tools(("look", {}))
+
+
+@pytest.mark.anyio
+async def test_a_round_costs_two_commits(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "rounds.db")
+    commits = []
+    async with open_session(store, "s", ScriptedModel(rounds_script), tools=[look]) as session:
+        for question in ("question 0", "question 1", "question 10", "question 11"):
+            before = store.commits
+            session.send(question)
+            await session.settled()
+            commits.append(store.commits - before)
+    # A round adds two commits: the observation with its calls' starts, then the result.
+    assert commits[1] == commits[3] == commits[2] + 2
+    store.close()
