@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _backends import backends, report_backends
 from _common import INPUTS_PER_TURN, table, write_results
 from _common import session as realistic_session
+from _durable import concurrent_durable, report_durable
 from runner import ROUNDS_PER_TURN, instant_model, lookup
 
 from agent_core import AgentConfig, AgentInput, AgentState, encode_input, encode_state, state_hash
@@ -230,6 +231,7 @@ PHASES: dict[str, Callable[[int, Path], Any]] = {
     "big": big,
     "growth": growth,
     "backends": lambda rounds, directory: backends(rounds, directory, live_session, file_bytes),
+    "durable": lambda sessions, directory: concurrent_durable(sessions, 2, directory),
 }
 
 
@@ -259,6 +261,7 @@ def main() -> None:
         "big": in_subprocess("big", big_inputs),
         "growth": in_subprocess("growth", turns),
         "backends": in_subprocess("backends", rounds),
+        "durable": in_subprocess("durable", 200 if args.quick else 1000),
     }
     report(results)
     path = write_results("store", {"mode": "quick" if args.quick else "full", **results})
@@ -272,6 +275,7 @@ def report(results: dict[str, Any]) -> None:
     report_big(results["big"])
     report_growth(results["growth"])
     report_backends(results["backends"], table)
+    report_durable(results["durable"], table)
 
 
 def report_live(live_run: dict[str, Any]) -> None:

@@ -1,0 +1,84 @@
+"""Many durable sessions in one process: group commit against one commit per batch, and the durability modes.
+
+Every session runs the runner's workload (four rounds of three parallel calls
+and an answer per turn, instant model and tools) with its own
+:class:`SessionJournal` on one shared :class:`SqliteStore` (``synchronous=FULL``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from runner import ROUNDS_PER_TURN, instant_model, lookup
+
+from agent_core import AgentConfig
+from effects import Agent, SessionJournal, SqliteStore
+
+TARGET_GROUP_SPEEDUP = 10.0
+"""Group commit against one commit per batch, same sessions, same run."""
+
+CONFIGURATIONS = (
+    ("input, group commit", True, "input"),
+    ("input, one commit per batch", False, "input"),
+    ("turn, group commit", True, "turn"),
+)
+
+
+async def _sessions(store: SqliteStore, sessions: int, turns: int, durability: str) -> None:
+    config = AgentConfig(max_identical_tool_calls=1_000_000)
+
+    async def one(n: int) -> None:
+        journal = SessionJournal(store, f"s{n}", durability=durability)  # type: ignore[arg-type]
+        agent = Agent(instant_model(), tools=[lookup], config=config, journal=journal, session_id=f"s{n}")
+        async with agent.running() as session:
+            for turn in range(turns):
+                session.send(f"question {turn}")
+                await session.settled()
+        journal.close()
+
+    async with anyio.create_task_group() as group:
+        for n in range(sessions):
+            group.start_soon(one, n)
+
+
+def concurrent_durable(sessions: int, turns: int, directory: Path) -> dict[str, Any]:
+    """Each configuration on a fresh file: rounds/s, commits, batches per commit."""
+    out: dict[str, Any] = {"sessions": sessions, "turns": turns}
+    for name, group_commit, durability in CONFIGURATIONS:
+        path = directory / f"durable-{len(out)}.db"
+        store = SqliteStore(path, group_commit=group_commit)
+        start = time.perf_counter()
+        anyio.run(_sessions, store, sessions, turns, durability)
+        seconds = time.perf_counter() - start
+        inputs = sum(info.length for info in store.sessions())
+        commits = store.commits
+        store.close()
+        rounds = sessions * turns * ROUNDS_PER_TURN
+        out[name] = {
+            "seconds": seconds,
+            "rounds_per_second": rounds / seconds,
+            "commits": commits,
+            "inputs_per_commit": inputs / max(commits, 1),
+        }
+    base = out["input, one commit per batch"]["rounds_per_second"]
+    out["group_speedup"] = out["input, group commit"]["rounds_per_second"] / base
+    return out
+
+
+def report_durable(r: dict[str, Any], table: Any) -> None:
+    """The table: rounds/s per configuration and the measured ratio beside its target."""
+    print(
+        f"\n{r['sessions']:,} concurrent durable sessions on one SQLite file (synchronous=FULL), {r['turns']} turns each"
+    )
+    rows = [
+        (name, f"{r[name]['rounds_per_second']:,.0f}", f"{r[name]['commits']:,}", f"{r[name]['inputs_per_commit']:.1f}")
+        for name, _, _ in CONFIGURATIONS
+    ]
+    print(table(("durability, commits", "rounds/s", "commits", "inputs/commit"), rows))
+    verdict = "met" if r["group_speedup"] >= TARGET_GROUP_SPEEDUP else "MISSED"
+    print(
+        f"group commit / one commit per batch: {r['group_speedup']:.1f}x (target >= {TARGET_GROUP_SPEEDUP:.0f}x: {verdict})"
+    )
