@@ -37,7 +37,7 @@ async def _sessions(store: SqliteStore, sessions: int, turns: int, durability: s
             for turn in range(turns):
                 session.send(f"question {turn}")
                 await session.settled()
-        journal.close()
+        await anyio.to_thread.run_sync(journal.close)  # the final snapshot, as open_session saves it
 
     async with anyio.create_task_group() as group:
         for n in range(sessions):

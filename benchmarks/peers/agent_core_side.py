@@ -36,6 +36,7 @@ from .workload import tool_result as result_of
 USAGE = Usage(input_tokens=100, output_tokens=20)
 DATABASE = "agent-core.sqlite"
 Synchronous = Literal["FULL", "NORMAL"]
+Durability = Literal["input", "turn"]
 
 
 class FakeModel:
@@ -96,8 +97,9 @@ def last_message(state: AgentState) -> str:
     return str(messages[len(messages) - 1].content)
 
 
-def opener(persistence: Persistence, synchronous: Synchronous = "FULL") -> Opener:
-    """The function that opens a new conversation with ``persistence`` (SQLite with ``synchronous``)."""
+def opener(persistence: Persistence, synchronous: Synchronous = "FULL", durability: Durability = "input") -> Opener:
+    """The function that opens a new conversation with ``persistence`` (SQLite with ``synchronous``), committing
+    every batch (``durability="input"``) or once per turn (``"turn"``)."""
 
     @asynccontextmanager
     async def open_conversation(directory: Path) -> AsyncIterator[Conversation]:
@@ -109,7 +111,7 @@ def opener(persistence: Persistence, synchronous: Synchronous = "FULL") -> Opene
             return
         store = MemoryStore() if persistence == "memory" else SqliteStore(directory / DATABASE, synchronous=synchronous)
         try:
-            async with open_session(store, SESSION_ID, model, tools=tools) as session:
+            async with open_session(store, SESSION_ID, model, tools=tools, durability=durability) as session:
                 yield AgentCoreConversation(session, tally)
         finally:
             store.close()
@@ -129,7 +131,8 @@ async def resume_sqlite(directory: Path) -> int:
 
 
 def contenders() -> list[Contender]:
-    """agent-core in each persistence configuration (the baselines), and SQLite with ``synchronous=NORMAL``.
+    """agent-core in each persistence configuration (the baselines), SQLite with ``synchronous=NORMAL``, and SQLite
+    committing once per turn (``durability="turn"``, the guarantee of pydantic-ai's pattern and LangGraph's ``exit``).
 
     ``NORMAL`` is the store's documented faster setting: a commit survives a
     crash of the process but not a power cut. It is compared with the default
@@ -158,5 +161,13 @@ def contenders() -> list[Contender]:
             open=opener("sqlite", "NORMAL"),
             resume=resume_sqlite,
             note="open_session(SqliteStore(path, synchronous='NORMAL'))",
-        )
+        ),
+        Contender(
+            framework="agent-core",
+            form="durability=turn",
+            persistence="sqlite",
+            open=opener("sqlite", durability="turn"),
+            resume=resume_sqlite,
+            note="open_session(SqliteStore(path), durability='turn'): one commit per turn, as pydantic-ai",
+        ),
     ]

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+
 from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 
 from .._clock import Clock, SystemClock
@@ -92,4 +94,5 @@ async def open_session(
         async with agent.running() as session:
             yield session
     finally:
-        journal.close()
+        with anyio.CancelScope(shield=True):  # the final commit and snapshot, without blocking the event loop
+            await anyio.to_thread.run_sync(journal.close)

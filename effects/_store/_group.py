@@ -6,44 +6,43 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from typing import Generic, TypeVar
 
-Write = Callable[[], None]
-"""One job: the statements of one session's batch, run inside the group's transaction."""
-
-Commit = Callable[[Sequence[Write]], list[BaseException | None]]
-"""Runs every job of a group in one transaction; returns each job's error (``None``: written and committed)."""
+J = TypeVar("J")  # a job: what one session's batch asks to write
 
 
-class GroupWriter:
-    """Takes writes from any thread and commits whatever is pending as one transaction, in submission order.
+class GroupWriter(Generic[J]):
+    """Takes jobs from any thread and commits whatever is pending as one transaction, in submission order.
 
     While one group commits (and waits for its fsync) the next group gathers, so
     under load each fsync carries the batches of many sessions: the group commit
     of PostgreSQL and InnoDB. A job that fails (a :class:`ConcurrencyError`)
     fails alone; a commit that fails fails every job of its group. The thread
-    starts with the first write and ends at :meth:`close`, after the writes
+    starts with the first job and ends at :meth:`close`, after the writes
     already submitted are committed. ``grouping=False`` commits one write per
     transaction (the baseline group commit is measured against).
     """
 
-    def __init__(self, commit: Commit, name: str, *, grouping: bool = True) -> None:
+    def __init__(
+        self, commit: Callable[[Sequence[J]], list[BaseException | None]], name: str, *, grouping: bool = True
+    ) -> None:
         self._commit = commit
         self._grouping = grouping
         self._name = name
-        self._jobs: queue.SimpleQueue[tuple[Write, Future[None]] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[J, Future[None]] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
         self.groups = 0  # transactions committed so far (the benchmarks report writes per commit)
 
-    def submit(self, write: Write) -> Future[None]:
-        """Queue ``write``; the future is done once its group is committed (or holds the error). Never blocks."""
+    def submit(self, job: J) -> Future[None]:
+        """Queue ``job``; the future is done once its group is committed (or holds the error). Never blocks."""
         if self._thread is None:
             with self._start:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                     self._thread.start()
         done: Future[None] = Future()
-        self._jobs.put((write, done))
+        self._jobs.put((job, done))
         return done
 
     def close(self) -> None:
@@ -72,10 +71,10 @@ class GroupWriter:
             if stop:
                 return
 
-    def _write(self, group: list[tuple[Write, Future[None]]]) -> None:
+    def _write(self, group: list[tuple[J, Future[None]]]) -> None:
         errors: list[BaseException | None]
         try:
-            errors = self._commit([write for write, _ in group])
+            errors = self._commit([job for job, _ in group])
         except BaseException as failure:  # the commit itself failed: nothing of the group is durable
             errors = [failure] * len(group)
         self.groups += 1

@@ -205,15 +205,17 @@ class SessionJournal:
         batch is handed over and the returned future is done once it is durable;
         otherwise it is written before this returns (``None``).
         """
-        if not self._pending:
+        if not self._pending and self._snapshot is None:
             return None
         records, self._pending = self._pending, []
         snapshot, self._snapshot = self._snapshot, None
-        expected, self._written = self._written, records[-1].seq
+        expected = self._written
+        self._written = records[-1].seq if records else expected
         parent = self._parent if expected == 0 else None
         submit = getattr(self.store, "submit", None)
         if submit is None:
-            self.store.append(self.session_id, records, expected=expected, parent=parent)
+            if records:
+                self.store.append(self.session_id, records, expected=expected, parent=parent)
             if snapshot is not None:
                 self.store.save_snapshot(self.session_id, snapshot)
             return None
@@ -242,8 +244,8 @@ class SessionJournal:
         self.snapshot()
 
     def _save(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot  # with the records still pending, if any: one commit
         _wait(self.flush())
-        self.store.save_snapshot(self.session_id, snapshot)
         self._snapshot_seq = snapshot.seq
         self._next_snapshot = snapshot.seq + max(self._every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
 

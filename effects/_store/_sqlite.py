@@ -8,11 +8,11 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 
 from ._errors import SessionNotFound
-from ._group import GroupWriter, Write
+from ._group import GroupWriter
 from ._packing import stored_input, stored_snapshot
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info
 from ._sqlite_schema import Synchronous, connect, sqlite_errors
-from ._sqlite_write import append_rows, commit_group, snapshot_rows
+from ._sqlite_write import Append, commit_group
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
@@ -47,7 +47,9 @@ class SqliteStore:
         self._db = connect(path, readonly=readonly, synchronous=synchronous)
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
-        self._writer = GroupWriter(self._commit_group, f"agent-core writer {self.path}", grouping=group_commit)
+        self._writer: GroupWriter[Append] = GroupWriter(
+            self._commit_group, f"agent-core writer {self.path}", grouping=group_commit
+        )
 
     def append(
         self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
@@ -73,15 +75,9 @@ class SqliteStore:
         or holds the error (:class:`ConcurrencyError`, a :class:`StoreError`) if nothing
         of them was written. Writes are committed in submission order.
         """
-        if not records:
-            raise ValueError(f"SqliteStore.submit expected at least one record for session {session_id!r}, got none")
-
-        def write() -> None:
-            key = append_rows(self._db, session_id, records, expected, parent)
-            if snapshot is not None:
-                snapshot_rows(self._db, key, snapshot, self._keep)
-
-        return self._writer.submit(write)
+        if not records and snapshot is None:
+            raise ValueError(f"SqliteStore.submit expected records or a snapshot for session {session_id!r}, got none")
+        return self._writer.submit(Append(session_id, records, expected, parent, snapshot))
 
     @property
     def commits(self) -> int:
@@ -110,8 +106,8 @@ class SqliteStore:
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
-        key, _ = self._key(session_id)
-        self._writer.submit(lambda: snapshot_rows(self._db, key, snapshot, self._keep)).result()
+        self._key(session_id)  # raises SessionNotFound
+        self._writer.submit(Append(session_id, (), 0, snapshot=snapshot)).result()
 
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
@@ -130,9 +126,9 @@ class SqliteStore:
         with self._lock:
             self._db.close()
 
-    def _commit_group(self, writes: Sequence[Write]) -> list[BaseException | None]:
+    def _commit_group(self, jobs: Sequence[Append]) -> list[BaseException | None]:
         with self._lock:
-            return commit_group(self._db, self.path, writes)
+            return commit_group(self._db, self.path, jobs, self._keep)
 
     def _key(self, session_id: str) -> tuple[int, int]:
         with self._lock, sqlite_errors(self.path):

@@ -2,38 +2,41 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
-from ._errors import ConcurrencyError
-from ._group import Write
+import msgspec
+
+from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot
 from ._records import Origin, Snapshot, StoredInput, timestamp_of
 from ._sqlite_schema import sqlite_errors
 from ._validate import check_batch
 
 
-def commit_group(db: sqlite3.Connection, path: str, writes: Sequence[Write]) -> list[BaseException | None]:
-    """Run ``writes`` in one ``BEGIN IMMEDIATE`` transaction, each in a savepoint of its own, and commit once.
+class Append(msgspec.Struct, frozen=True):
+    """One job of the writer: a session's records (if any) and a snapshot taken at the last of them (if any)."""
 
-    A write that raises is rolled back alone and its error returned in its
-    place; the others commit together. If the commit fails, the error is raised.
+    session_id: str
+    records: Sequence[StoredInput]
+    expected: int
+    parent: Origin | None = None
+    snapshot: Snapshot | None = None
+
+
+def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
+    """Write ``jobs`` in one ``BEGIN IMMEDIATE`` transaction and commit once; returns each job's error or ``None``.
+
+    A job refused (:class:`ConcurrencyError`, a bad batch) writes nothing and the others commit. The
+    statements are few and do not grow with the group (a multi-row insert, one update): the writer
+    thread hands the interpreter's lock back and forth once per statement, which is slow while the
+    event loop is busy. If the commit fails, the error is raised.
     """
-    errors: list[BaseException | None] = []
     with sqlite_errors(path):
         db.execute("BEGIN IMMEDIATE")
         try:
-            for write in writes:
-                db.execute("SAVEPOINT job")
-                try:
-                    with sqlite_errors(path):
-                        write()
-                except Exception as error:
-                    db.execute("ROLLBACK TO job")
-                    errors.append(error)
-                else:
-                    errors.append(None)
-                db.execute("RELEASE job")
+            errors = _write(db, jobs, keep)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -42,23 +45,61 @@ def commit_group(db: sqlite3.Connection, path: str, writes: Sequence[Write]) -> 
     return errors
 
 
-def append_rows(
-    db: sqlite3.Connection, session_id: str, records: Sequence[StoredInput], expected: int, parent: Origin | None
-) -> int:
-    """Insert ``records`` if the session has ``expected`` inputs; returns the session's key."""
-    found = db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
-    actual = 0 if found is None else found[1]
-    if actual != expected:
-        raise ConcurrencyError(session_id, expected, actual)
-    check_batch(session_id, records, expected)
-    key: int = _create(db, session_id, records, parent) if found is None else found[0]
-    rows = [(r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash) for r in records]
-    db.executemany(f"INSERT INTO inputs VALUES ({key}, ?, ?, ?, ?, ?, ?, ?)", rows)  # key is our own integer
-    db.execute(
-        "UPDATE sessions SET length = ?, head = ?, last_timestamp = ? WHERE id = ?",
-        (records[-1].seq, records[-1].hash, timestamp_of(records[-1].data), key),
-    )
-    return key
+def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
+    known = _sessions(db, sorted({job.session_id for job in jobs}))  # name -> [key, length]
+    errors: list[BaseException | None] = []
+    rows: list[tuple[object, ...]] = []
+    heads: dict[int, tuple[int, bytes, int]] = {}
+    for job in jobs:
+        try:
+            found = known.get(job.session_id)
+            if job.records:
+                actual = 0 if found is None else found[1]
+                if actual != job.expected:
+                    raise ConcurrencyError(job.session_id, job.expected, actual)
+                check_batch(job.session_id, job.records, job.expected)
+                if found is None:
+                    found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0]
+                key, last = found[0], job.records[-1]
+                rows.extend((key, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
+                            for r in job.records)  # fmt: skip
+                found[1] = last.seq
+                heads[key] = (last.seq, last.hash, timestamp_of(last.data))
+            if job.snapshot is not None:
+                if found is None:
+                    raise SessionNotFound(job.session_id, len(known))
+                snapshot_rows(db, found[0], job.snapshot, keep)
+        except (ConcurrencyError, SessionNotFound, ValueError) as error:
+            errors.append(error)
+        else:
+            errors.append(None)
+    for chunk in _chunks(rows):
+        db.execute(f"INSERT INTO inputs VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?, ?)'] * len(chunk))}",
+                   [value for row in chunk for value in row])  # fmt: skip
+    for chunk in _chunks([(key, *head) for key, head in heads.items()]):
+        db.execute(
+            "UPDATE sessions SET length = v.column2, head = v.column3, last_timestamp = v.column4 "
+            f"FROM (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) AS v WHERE sessions.id = v.column1",
+            [value for row in chunk for value in row],
+        )
+    return errors
+
+
+def _sessions(db: sqlite3.Connection, names: list[str]) -> dict[str, list[int]]:
+    """Key and length of the named sessions that exist, in one statement (one row)."""
+    row = db.execute(
+        "SELECT json_group_array(json_array(name, id, length)) FROM sessions "
+        "WHERE name IN (SELECT value FROM json_each(?))",
+        (json.dumps(names),),
+    ).fetchone()
+    return {name: [key, length] for name, key, length in json.loads(row[0])}
+
+
+def _chunks(rows: list[tuple[object, ...]]) -> list[list[tuple[object, ...]]]:
+    return [rows[i : i + _ROWS] for i in range(0, len(rows), _ROWS)]
+
+
+_ROWS = 1000  # rows per statement: 8,000 variables, under SQLite's limit of 32,766
 
 
 def snapshot_rows(db: sqlite3.Connection, key: int, snapshot: Snapshot, keep: int) -> None:
