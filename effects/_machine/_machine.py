@@ -12,14 +12,15 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ._commits import Commits
 from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
-from ._errors import EffectInputRefused, MachineStopped
 from ._events import MachineEvent
 from ._loop import Waker, reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
 from ._run import EffectRun
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
+from ._waits import Waits
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
@@ -69,17 +70,14 @@ class Machine(Generic[S, I, E]):
         self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
         self._journal = journal
         self._subscribers = Subscribers()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._fail)
+        self._waits = Waits()
+        self._commits: Commits[I] = Commits()
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
-        self._origins: dict[int, EffectRun[I]] = {}  # id(input) -> the effect run that dispatched it, this batch
-        self._waiters: dict[int, tuple[anyio.Event, list[bool]]] = {}  # id(input) -> dispatch_committed waiter
-        self._applied: anyio.Event | None = None  # set after the next batch, for until()
-        self._failure: BaseException | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
         self._wake: Waker | None = None
-        self._changed: anyio.Event | None = None
         self._broken = False  # a batch raised: the machine stops without applying anything more
 
     # -- observing -----------------------------------------------------------------------------
@@ -120,38 +118,9 @@ class Machine(Generic[S, I, E]):
         self._enqueue(inp)
 
     def _enqueue(self, inp: I) -> None:
-        """:meth:`dispatch` for callers known to be on the loop thread."""
         self._queue.append(inp)
         if self._wake is not None:
             self._wake.wake()
-
-    # -- what effect runs call (their RunHost) ---------------------------------------------------
-
-    def enqueue(self, inp: I, origin: EffectRun[I] | None, /) -> None:
-        """Queue an input an effect run dispatched, remembering the run (see :class:`EffectInputRefused`)."""
-        if origin is not None:
-            self._origins[id(inp)] = origin
-        self._enqueue(inp)
-
-    async def committed(self, inp: I, /) -> bool:
-        """Queue ``inp``; wait until a batch applied (and journaled) it: ``True``, or refused it: ``False``."""
-        event, verdict = anyio.Event(), list[bool]()
-        self._waiters[id(inp)] = (event, verdict)
-        try:
-            self._enqueue(inp)
-            await event.wait()
-        finally:
-            self._waiters.pop(id(inp), None)
-        return verdict == [True]
-
-    def publish(self, event: MachineEvent, /) -> None:
-        """Publish ``event`` to the subscribers now."""
-        self._subscribers.publish(event)
-
-    def schedule(self, callback: Callable[..., object], /, *args: object) -> object:
-        """Run ``callback(*args)`` soon on the loop's thread (from any thread)."""
-        assert self._schedule is not None, "Machine.schedule() while stopped"
-        return self._schedule(callback, *args)
 
     def dispatch_threadsafe(self, inp: I) -> None:
         """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
@@ -162,30 +131,43 @@ class Machine(Generic[S, I, E]):
             )
         self._schedule(self.dispatch, inp)
 
+    # -- what effect runs call (the RunHost protocol) ----------------------------------------
+
+    def enqueue(self, inp: I, origin: EffectRun[I] | None, /) -> None:
+        """Queue an input an effect run dispatched, remembering the run (see :class:`EffectInputRefused`)."""
+        if origin is not None:
+            self._commits.sent(inp, origin)
+        self._enqueue(inp)
+
+    async def committed(self, inp: I, /) -> bool:
+        """Queue ``inp``; wait until a batch applied (and journaled) it: ``True``, or refused it: ``False``."""
+        self._enqueue(inp)
+        return await self._commits.verdict(inp)
+
+    def publish(self, event: MachineEvent, /) -> None:
+        """Publish ``event`` to the subscribers now."""
+        self._subscribers.publish(event)
+
+    def schedule(self, callback: Callable[..., object], /, *args: object) -> object:
+        """Run ``callback(*args)`` soon on the loop's thread (from any thread)."""
+        assert self._schedule is not None, "Machine.schedule() while stopped"
+        return self._schedule(callback, *args)
+
+    # -- waiting -------------------------------------------------------------------------------
+
     async def settled(self) -> None:
         """Return when no input is queued and every effect task has finished or is :func:`parked`.
 
         That is: nothing can progress without outside input or the clock moving.
         The condition must hold across two scheduling passes, so an effect whose
         wait was just satisfied (a clock advanced, an event set) resumes first.
+        Raises :class:`MachineStopped` if an error stops the machine meanwhile.
         """
         if self._tg is None:
             raise RuntimeError(
                 "Machine.settled() needs a running machine; call it inside `async with machine.running():`"
             )
-        while True:
-            while not self._is_settled():
-                if self._changed is None:
-                    self._changed = anyio.Event()
-                await self._changed.wait()
-                if self._tg is None:
-                    self._raise_if_failed("settled")
-                    return  # the machine stopped meanwhile: nothing will progress any more
-            # trio resumes the tasks woken in one pass in random order: two passes let them all run.
-            await anyio.lowlevel.checkpoint()
-            await anyio.lowlevel.checkpoint()
-            if self._is_settled():
-                return
+        await self._waits.settled(self._is_settled, self._is_running)
 
     async def until(self, predicate: Callable[[S], bool]) -> S:
         """Wait until no input is queued and ``predicate(current())`` holds; return that state.
@@ -195,26 +177,12 @@ class Machine(Generic[S, I, E]):
         machine stops because of an error meanwhile, ``RuntimeError`` if it stops
         otherwise before the predicate holds.
         """
-        while True:
-            if not self._queue and predicate(self._core.current()):
-                return self._core.current()
-            if self._tg is None:
-                self._raise_if_failed("until")
-                raise RuntimeError("Machine.until(): the machine is not running, so the state will not change")
-            if self._applied is None:
-                self._applied = anyio.Event()
-            await self._applied.wait()
+        core = self._core
+        await self._waits.until(lambda: not self._queue and predicate(core.current()), self._is_running)
+        return core.current()
 
-    def _raise_if_failed(self, method: str) -> None:
-        if self._failure is not None:
-            raise MachineStopped(
-                f"Machine.{method}(): the machine stopped because of an error: {self._failure!r}"
-            ) from self._failure
-
-    def _fail(self, error: BaseException) -> None:
-        """Record the error that is stopping the machine (the first one)."""
-        if self._failure is None:
-            self._failure = error
+    def _is_running(self) -> bool:
+        return self._tg is not None
 
     def _is_settled(self) -> bool:
         return not self._queue and not self._tasks.active
@@ -222,9 +190,8 @@ class Machine(Generic[S, I, E]):
     def _notify(self) -> None:
         """Wake whoever waits in :meth:`settled`, when there is something to see."""
         # Checking here, not in the waiter, spares it a wake-up per batch and per effect end.
-        if self._changed is not None and self._is_settled():
-            self._changed.set()
-            self._changed = None
+        if self._waits.waiting_for_quiet() and self._is_settled():
+            self._waits.quiet()
 
     # -- running -------------------------------------------------------------------------------
 
@@ -240,7 +207,7 @@ class Machine(Generic[S, I, E]):
         """
         if self._tg is not None:
             raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")
-        self._failure = None
+        self._waits.failure = None
         try:
             async with anyio.create_task_group() as tg:
                 try:
@@ -255,10 +222,10 @@ class Machine(Generic[S, I, E]):
                 finally:
                     tg.cancel_scope.cancel(MACHINE_STOPPED)  # the loop task; the effects ended already
         except BaseExceptionGroup as group:
-            self._fail(group)
+            self._waits.fail(group)
             reraise_single(group)
         except Exception as error:
-            self._fail(error)
+            self._waits.fail(error)
             raise
 
     def _start(self, tg: anyio.abc.TaskGroup) -> Waker:
@@ -270,34 +237,23 @@ class Machine(Generic[S, I, E]):
         return wake
 
     def _stop(self) -> None:
-        failing = self._broken or self._failure is not None
+        failing = self._broken or self._waits.failure is not None
         try:
             if self._queue and not failing:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
                 batch = list(self._queue)
                 self._queue.clear()
                 result = self._core.apply(batch, journal=self._journal, reconcile=False)
-                self._after_batch(result)
+                self._commits.settle(result.accepted, result.rejected, self._core)
                 self._publish_all(result.events)
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
             stopped = self._core.stop(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
-            self._origins.clear()
-            for event, _ in self._waiters.values():
-                event.set()  # refused: the machine stopped first
-            self._release_waiters()
+            self._commits.stop()
+            self._waits.stopped()
             if not failing:  # a failing machine tells no one more: a subscriber may be what failed
                 self._publish_all(stopped)
-
-    def _release_waiters(self) -> None:
-        """Wake the waiters of :meth:`settled` and :meth:`until` (the machine stopped, or a batch went through)."""
-        if self._changed is not None and (self._tg is None or self._is_settled()):
-            self._changed.set()
-            self._changed = None
-        if self._applied is not None:
-            self._applied.set()
-            self._applied = None
 
     async def _loop(self, tg: anyio.abc.TaskGroup, wake: Waker) -> None:
         while True:
@@ -315,46 +271,24 @@ class Machine(Generic[S, I, E]):
         try:
             self._apply_queue()
         except Exception as error:
-            self._fail(error)
+            self._waits.fail(error)
             raise
 
     def _apply_queue(self) -> None:
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
-        result = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
+        result: StepResult[S, I, E] = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)
-        self._after_batch(result)
+        self._commits.settle(result.accepted, result.rejected, self._core)
         self._publish_all(result.events)
         if result.starting:
             state = self._core.current()
             for key, eff in result.starting.items():
                 self._tasks.launch(self, key, eff, state)
-        if self._applied is not None:
-            self._applied.set()
-            self._applied = None
-
-    def _after_batch(self, result: StepResult[S, I, E]) -> None:
-        """Give ``dispatch_committed`` waiters their verdicts; stop on an input an effect should not have sent."""
-        if self._waiters:
-            for inp, _ in result.accepted:
-                waiter = self._waiters.get(id(inp))
-                if waiter is not None:
-                    waiter[1].append(True)
-                    waiter[0].set()
-            for inp, _ in result.rejected:
-                waiter = self._waiters.get(id(inp))
-                if waiter is not None:
-                    waiter[0].set()
-        if not self._origins:
-            return
-        origins, self._origins = self._origins, {}
-        for inp, rejection in result.rejected:
-            run = origins.get(id(inp))
-            if run is not None and not run.cancelled and self._core.tracks(run.key):
-                raise EffectInputRefused(run.key, inp, rejection)
+        self._waits.applied()
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish

@@ -16,12 +16,11 @@ from typing import TypeVar
 
 import anyio
 
+import effects
 from effects import Controller, Machine, MachineEvent, effect, parked
 
 E = TypeVar("E", bound=MachineEvent)
 
-Dispatch = Callable[["Input"], None]
-Job = Callable[[Dispatch], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,8 @@ class StopJob:
 
 
 Input = Inc | SetLimit | StartJob | StopJob
+Dispatch = effects.Dispatch[Input]
+Job = Callable[[Dispatch], Awaitable[None]]
 
 
 def transition(state: Counter, inp: Input) -> Counter:

@@ -5,7 +5,16 @@ import threading
 import anyio
 import pytest
 
-from effects import EffectCanceled, EffectFailed, EffectStarted, MachineEvent, StateUpdated, parked
+from effects import (
+    EffectCanceled,
+    EffectFailed,
+    EffectInputRefused,
+    EffectStarted,
+    InputRejected,
+    MachineEvent,
+    StateUpdated,
+    parked,
+)
 
 from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, idle, machine
 
@@ -307,3 +316,57 @@ async def test_an_error_in_the_block_still_cancels_effects_with_the_reason() -> 
             await m.settled()
             raise KeyError("from the host")
     assert len(seen) == 1 and "machine stopped" in seen[0]
+
+
+async def test_an_input_an_effect_sends_that_the_state_refuses_stops_the_machine() -> None:
+    """The effect's key is still derived, so nothing would ever move on: an error, not a quiet hang."""
+
+    async def confused(dispatch: Dispatch) -> None:
+        dispatch(SetLimit(-1))  # check refuses a negative limit
+
+    m, _ = machine(jobs={"confused": confused})
+    with pytest.raises(EffectInputRefused) as caught:
+        async with m.running():
+            m.dispatch(StartJob("confused"))
+            with anyio.fail_after(10):
+                await m.settled()
+    assert caught.value.key == "job:confused"
+    assert caught.value.input == SetLimit(-1)
+    assert str(caught.value) == (
+        "effect 'job:confused' dispatched SetLimit, which the state refused (limit must be >= 0, got -1); an effect "
+        "must dispatch inputs that are valid for the state it runs in: this is a bug in the effect or the reducer"
+    )
+
+
+async def test_a_refused_input_from_an_effect_whose_key_is_gone_is_a_harmless_race() -> None:
+    async def late(dispatch: Dispatch) -> None:
+        dispatch(StopJob("late"))  # the same batch also stops it: the second StopJob is refused
+        dispatch(StopJob("late"))
+
+    m, timeline = machine(jobs={"late": late})
+    async with m.running():
+        m.dispatch(StartJob("late"))
+        await m.settled()
+    assert [e.input for e in timeline.of(InputRejected)] == [StopJob("late")]
+    assert m.current() == Counter()
+
+
+async def test_dispatch_committed_returns_once_the_input_is_journaled_and_applied() -> None:
+    seen: list[tuple[bool, Counter, int]] = []
+    journal = Journal()
+
+    async def careful(dispatch: Dispatch) -> None:
+        for inp in (Inc(by=5), SetLimit(-1)):
+            accepted = await dispatch.dispatch_committed(inp)
+            seen.append((accepted, m.current(), len(journal.log())))
+        async with parked():
+            await anyio.sleep_forever()
+
+    m, _ = machine(jobs={"careful": careful}, journal=journal)
+    async with m.running():
+        m.dispatch(StartJob("careful"))
+        await m.settled()
+    assert seen == [
+        (True, Counter(count=5, jobs=("careful",)), 2),  # applied and journaled before the effect goes on
+        (False, Counter(count=5, jobs=("careful",)), 2),  # refused: nothing changed
+    ]

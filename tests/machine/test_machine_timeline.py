@@ -163,7 +163,8 @@ async def test_a_raising_subscriber_in_a_task_of_its_own_is_told_by_settled_and_
             tg.start_soon(waiter, lambda: m.until(lambda state: state.count >= 3))
             await anyio.lowlevel.checkpoint()
             m.dispatch(SetLimit(3))
-            await anyio.sleep_forever()
+            with anyio.fail_after(10):  # a hang here means the failure did not propagate
+                await anyio.sleep_forever()
     assert caught.group_contains(ValueError, match="subscriber bug", depth=1)
     assert [type(e.__cause__) for e in outcomes] == [ValueError, ValueError]
 
