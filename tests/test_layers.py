@@ -29,7 +29,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
     "temporal": frozenset({"_agent", "_clock", "_model", "_tools", "_store"}),
     "cli": frozenset(
-        {"__init__", "_machine", "_clock", "_model", "_tools", "_scripted", "_store", "_agent", "demo", "providers"}
+        {
+            "__init__",
+            "_machine",
+            "_clock",
+            "_model",
+            "_tools",
+            "_scripted",
+            "_store",
+            "_agent",
+            "demo",
+            "providers",
+            "temporal",
+        }
     ),
     "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent"}),
     "__main__": frozenset({"cli"}),

@@ -18,6 +18,8 @@ _COMMANDS = (
     "inspect",
     "fork",
     "jsonl",
+    "worker",
+    "submit",
 )
 
 

@@ -16,7 +16,17 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agent_core import AgentInput, AgentState, CallLlm, CallTool, effects_at, encode_input, encode_state, tag_of
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    AgentState,
+    CallLlm,
+    CallTool,
+    effects_at,
+    encode_input,
+    encode_state,
+    tag_of,
+)
 
 from .._agent import AgentRuntime, SequentialIds
 from .._agent.call_llm import call_llm
@@ -59,11 +69,13 @@ class SessionActivities:
         model: Model,
         tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
         clock: Clock | None = None,
+        config: AgentConfig | None = None,
     ) -> None:
         self.logs = logs
         self.model = model
         self.toolbox = Toolbox(tools)
         self.clock: Clock = clock if clock is not None else SystemClock()
+        self.config = config if config is not None else AgentConfig()
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions to pass to ``temporalio.worker.Worker(activities=...)``."""
@@ -73,7 +85,13 @@ class SessionActivities:
     async def open(self, args: SessionArgs) -> Loaded:
         """Create or adopt the session (first run) or load it after record ``args.seq`` (a continued run)."""
         seq, state = await asyncio.to_thread(
-            self.logs.open, args.session_id, args.seq, args.config, self.toolbox.definitions(), self.clock.now_ms()
+            self.logs.open,
+            args.session_id,
+            args.seq,
+            args.config,
+            self.config,
+            self.toolbox.definitions(),
+            self.clock.now_ms(),
         )
         return Loaded(seq=seq, state=encode_state(state, format="json").decode())
 

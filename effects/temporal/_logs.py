@@ -29,9 +29,11 @@ class SessionLogs:
         self._lock = threading.Lock()
 
     def open(
-        self, session_id: str, seq: int, config: str, tools: Sequence[ToolDefinition], now_ms: int
+        self, session_id: str, seq: int, config: str, default: AgentConfig, tools: Sequence[ToolDefinition], now_ms: int
     ) -> tuple[int, AgentState]:
         """The log's length and state after record ``seq``; a new session is started first, an adopted one (``seq`` 0) resumed.
+
+        A new session gets ``config`` (JSON; ``""``: ``default``, the worker's) and the worker's ``tools``.
 
         Adopting a log written elsewhere completes its interrupted
         non-idempotent tool calls with a failure, as a single process resuming does.
@@ -39,7 +41,7 @@ class SessionLogs:
         with self._lock:
             if seq == 0 and not session_exists(self.store, session_id):
                 journal = SessionJournal(self.store, session_id)
-                journal.append([self._started(session_id, config, tools, now_ms)])
+                journal.append([self._started(session_id, config, default, tools, now_ms)])
             else:
                 journal = SessionJournal.open(self.store, session_id)
                 if seq == 0:
@@ -53,8 +55,10 @@ class SessionLogs:
             return journal.seq, journal.state
 
     @staticmethod
-    def _started(session_id: str, config: str, tools: Sequence[ToolDefinition], now_ms: int) -> SessionStarted:
-        parsed = _CONFIG.decode(config) if config else AgentConfig()
+    def _started(
+        session_id: str, config: str, default: AgentConfig, tools: Sequence[ToolDefinition], now_ms: int
+    ) -> SessionStarted:
+        parsed = _CONFIG.decode(config) if config else default
         return SessionStarted(timestamp=now_ms, session_id=session_id, config=parsed, tools=tuple(tools))
 
     def append(self, session_id: str, expected: int, inputs: Sequence[str]) -> int:

@@ -9,6 +9,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from agent_core import AgentConfig
+
 from .._clock import Clock
 from .._model import Model
 from .._store import EventStore
@@ -30,6 +32,7 @@ def session_worker(
     tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
     task_queue: str = TASK_QUEUE,
     clock: Clock | None = None,
+    config: AgentConfig | None = None,
     max_concurrent_activities: int = 100,
 ) -> Worker:
     """A ``temporalio`` worker for agent sessions; run it with ``async with worker:`` or ``await worker.run()``.
@@ -37,9 +40,10 @@ def session_worker(
     Every worker of a task queue must have the same tools (a session records
     their definitions when it starts) and a store on the same database: any of
     them may run any session's next step. ``store`` is usually a
-    :class:`~effects.PostgresStore`, shared by all workers.
+    :class:`~effects.PostgresStore`, shared by all workers. ``config`` is the
+    configuration of sessions started without one.
     """
-    activities = SessionActivities(SessionLogs(store), model, tools, clock)
+    activities = SessionActivities(SessionLogs(store), model, tools, clock, config)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*_PASSED_THROUGH)
     return Worker(
         client,
