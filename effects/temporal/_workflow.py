@@ -49,6 +49,12 @@ with workflow.unsafe.imports_passed_through():
 
 _T = TypeVar("_T")
 
+STORE_TIMEOUT = timedelta(seconds=10)
+"""How long a store activity may take before it is retried (on another worker if this one died meanwhile).
+
+An append whose worker died after committing is retried and finds its batch there (see ``SessionLogs.append``).
+"""
+
 FROM_OUTSIDE = (UserMessageReceived, ToolCallApproved, ToolCallDenied, ReActCancelled)
 """The inputs ``submit`` accepts: what a person sends. Everything else comes from the session's own effects."""
 
@@ -59,7 +65,7 @@ async def _log_call(name: str, arg: object, result_type: type[_T]) -> _T:
         name,
         arg,
         result_type=result_type,
-        start_to_close_timeout=timedelta(minutes=1),
+        start_to_close_timeout=STORE_TIMEOUT,
         retry_policy=RetryPolicy(maximum_attempts=20, non_retryable_error_types=["ValueError", "LogDamaged"]),
     )
     return result
