@@ -59,3 +59,9 @@ def postgres_dsn(postgres_server: PostgresServer) -> str:
         if db.execute("SELECT to_regclass('agent_core_sessions') IS NOT NULL").fetchone() == (True,):
             db.execute("TRUNCATE agent_core_sessions, agent_core_inputs, agent_core_snapshots RESTART IDENTITY")
     return postgres_server.dsn()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Where no PostgreSQL server can start here, say so once (its tests are skipped, not failed)."""
+    if binaries() is None:
+        terminalreporter.write_line(f"PostgreSQL tests skipped: {NOT_FOUND}")

@@ -3,7 +3,8 @@
 Bottom to top: the generic machine; the clock and the model protocol; tools
 and the scripted model; the store (it knows ``agent_core`` and the machine's
 journal, never the agent); the agent runtime (effects, sessions, resume);
-model adapters; test doubles; the CLI. A part imports only parts below it.
+observability (spans, metrics, conversations: projections of the log) and the
+viewer over it; model adapters; test doubles; the CLI. A part imports only parts below it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "_scripted": frozenset({"_model", "_clock"}),
     "_store": frozenset({"_machine"}),
     "_agent": frozenset({"_machine", "_clock", "_model", "_tools", "_store"}),
+    "_observe": frozenset({"_machine", "_store", "_agent"}),
+    "_ui": frozenset({"_observe", "_store"}),
     "demo": frozenset({"_scripted", "_tools", "_model", "_clock"}),
     "providers": frozenset({"_model", "_tools", "_clock", "_scripted", "demo"}),
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
@@ -38,12 +41,14 @@ ALLOWED: dict[str, frozenset[str]] = {
             "_scripted",
             "_store",
             "_agent",
+            "_observe",
+            "_ui",
             "demo",
             "providers",
             "temporal",
         }
     ),
-    "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent"}),
+    "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent", "_observe", "_ui"}),
     "__main__": frozenset({"cli"}),
 }
 

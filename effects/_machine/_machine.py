@@ -15,9 +15,9 @@ import anyio.lowlevel
 from ._commits import Commits
 from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
 from ._events import MachineEvent
+from ._host import MachineHost
 from ._loop import Waker, reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
-from ._run import EffectRun
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
 from ._waits import Waits
@@ -79,6 +79,7 @@ class Machine(Generic[S, I, E]):
         self._loop_thread: int | None = None
         self._wake: Waker | None = None
         self._broken = False  # a batch raised: the machine stops without applying anything more
+        self._host = MachineHost(self._enqueue, self._commits, self._subscribers.publish, lambda: self._schedule)
 
     # -- observing -----------------------------------------------------------------------------
 
@@ -130,28 +131,6 @@ class Machine(Generic[S, I, E]):
                 "call it inside `async with machine.running():`, or use dispatch() to queue inputs before starting"
             )
         self._schedule(self.dispatch, inp)
-
-    # -- what effect runs call (the RunHost protocol) ----------------------------------------
-
-    def enqueue(self, inp: I, origin: EffectRun[I] | None, /) -> None:
-        """Queue an input an effect run dispatched, remembering the run (see :class:`EffectInputRefused`)."""
-        if origin is not None:
-            self._commits.sent(inp, origin)
-        self._enqueue(inp)
-
-    async def committed(self, inp: I, /) -> bool:
-        """Queue ``inp``; wait until a batch applied (and journaled) it: ``True``, or refused it: ``False``."""
-        self._enqueue(inp)
-        return await self._commits.verdict(inp)
-
-    def publish(self, event: MachineEvent, /) -> None:
-        """Publish ``event`` to the subscribers now."""
-        self._subscribers.publish(event)
-
-    def schedule(self, callback: Callable[..., object], /, *args: object) -> object:
-        """Run ``callback(*args)`` soon on the loop's thread (from any thread)."""
-        assert self._schedule is not None, "Machine.schedule() while stopped"
-        return self._schedule(callback, *args)
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -287,10 +266,11 @@ class Machine(Generic[S, I, E]):
         if result.starting:
             state = self._core.current()
             for key, eff in result.starting.items():
-                self._tasks.launch(self, key, eff, state)
+                self._tasks.launch(self._host, key, eff, state)
         self._waits.applied()
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish
         for event in events:
             publish(event)
+

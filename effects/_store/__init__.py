@@ -15,6 +15,7 @@ from ._errors import (
     StoreError,
     StoreUnavailable,
 )
+from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
@@ -29,6 +30,7 @@ from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 
 __all__ = [
+    "DEFAULT_FOLLOW_INTERVAL",
     "DEFAULT_SNAPSHOT_EVERY",
     "ConcurrencyError",
     "EventStore",
@@ -43,6 +45,7 @@ __all__ = [
     "SessionInfo",
     "SessionJournal",
     "SessionNotFound",
+    "SharedStore",
     "Snapshot",
     "SqliteStore",
     "StoreDamaged",
@@ -52,6 +55,7 @@ __all__ = [
     "TimelineEntry",
     "chain_hash",
     "export_session",
+    "follow_store",
     "fork_session",
     "import_session",
     "load_state",

@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, unpack, unpack_record
-from ._postgres_schema import CHANNEL, connect, driver, shown, unreachable
+from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
+from ._postgres_schema import CHANNEL, connect, driver, shown, unusable
 from ._postgres_wait import wait_for_inputs
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
 from ._validate import check_batch
@@ -145,13 +145,7 @@ class PostgresStore:
                 (session_id, length if at_most is None else at_most),
             ).fetchone()
         )
-        if row is None:
-            return None
-        try:
-            data = unpack(row[3], row[4])
-        except ValueError:
-            return None  # a snapshot is a cache: a damaged one only costs a longer fold
-        return Snapshot(seq=row[0], schema_version=row[1], state_hash=row[2], data=data)
+        return stored_snapshot(row)
 
     async def wait_for_inputs(self, session_id: str, after: int) -> int:
         """Wait until the session has more than ``after`` inputs (written by any process); return its length.
@@ -183,9 +177,9 @@ class PostgresStore:
                     if self._db.broken:
                         self._db = connect(self.dsn, readonly=self._readonly)
                     return body(self._db)
-                except psycopg.OperationalError as error:
+                except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as error:
                     if attempt == 2 or not self._db.broken:
-                        raise unreachable(self.dsn, error) from None
+                        raise unusable(self.dsn, error) from None
             raise AssertionError("unreachable")
 
     def _length(self, session_id: str) -> int:
@@ -211,12 +205,4 @@ class PostgresStore:
                     (session_id, low, min(low + _CHUNK - 1, last)),
                 ).fetchall()
             )
-            for seq, version, codec, data, digest, turn_digest, state_hash in rows:
-                yield StoredInput(
-                    seq=seq,
-                    schema_version=version,
-                    data=unpack_record(codec, data),
-                    hash=digest,
-                    turn_digest=turn_digest,
-                    state_hash=state_hash,
-                )
+            yield from map(stored_input, rows)

@@ -85,18 +85,31 @@ def connect(dsn: str, *, readonly: bool) -> psycopg.Connection[Any]:
     try:
         connection: psycopg.Connection[Any] = pg.connect(dsn, autocommit=True)
     except pg.Error as error:
-        raise unreachable(dsn, error) from None
+        raise unusable(dsn, error) from None
     try:
         _check_or_create(connection, dsn, readonly)
+        if readonly:
+            connection.execute("SET default_transaction_read_only = on")
     except BaseException:
         connection.close()
         raise
     return connection
 
 
-def unreachable(dsn: str, error: Exception) -> StoreUnavailable:
-    """The error for a server that cannot be reached or a connection that broke."""
+def unusable(dsn: str, error: Exception) -> StoreUnavailable:
+    """The error for a store that is read-only, out of disk, unreachable, or whose connection broke."""
+    errors = driver().errors
     reason = " ".join(str(error).split())
+    if isinstance(error, errors.ReadOnlySqlTransaction):
+        return StoreUnavailable(
+            f"{shown(dsn)}: the store is read-only ({reason}); nothing was written; "
+            "open it without readonly=True, or use a command that only reads"
+        )
+    if isinstance(error, errors.DiskFull):
+        return StoreUnavailable(
+            f"{shown(dsn)}: the database server's disk is full ({reason}); nothing of this batch was written; "
+            "free space on the server, then retry (a session resumes from what was committed)"
+        )
     return StoreUnavailable(
         f"{shown(dsn)}: cannot reach the PostgreSQL store ({reason}); "
         "check that the server runs and the DSN is right, then retry"

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, unpack, unpack_record
+from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
 from ._sqlite_schema import Synchronous, connect, sqlite_errors
 from ._validate import check_batch
@@ -107,13 +107,7 @@ class SqliteStore:
                 "WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
                 (key, length if at_most is None else at_most),
             ).fetchone()
-        if row is None:
-            return None
-        try:
-            data = unpack(row[3], row[4])
-        except ValueError:
-            return None  # a snapshot is a cache: a damaged one only costs a longer fold
-        return Snapshot(seq=row[0], schema_version=row[1], state_hash=row[2], data=data)
+        return stored_snapshot(row)
 
     def close(self) -> None:
         """Close the connection."""
@@ -158,15 +152,7 @@ class SqliteStore:
                     "WHERE session = ? AND seq BETWEEN ? AND ? ORDER BY seq",
                     (key, low, min(low + _CHUNK - 1, last)),
                 ).fetchall()
-            for seq, version, codec, data, digest, turn_digest, state_hash in rows:
-                yield StoredInput(
-                    seq=seq,
-                    schema_version=version,
-                    data=unpack_record(codec, data),
-                    hash=digest,
-                    turn_digest=turn_digest,
-                    state_hash=state_hash,
-                )
+            yield from map(stored_input, rows)
 
 
 class _Transaction:

@@ -12,6 +12,7 @@ from agent_core import SCHEMA_VERSION
 from .._store import export_session, import_session
 from .._store._jsonl import parse_log
 from ._logs import STORE_HELP, CommandError, add_db, add_dsn, command, opened, print_json
+from ._otlp import add_otlp_options, run_otlp
 
 FORMAT = "JSON lines: one input per line, the first one session-started (the format of tests/fixtures/*.jsonl)"
 
@@ -26,6 +27,7 @@ def register(subparsers: Any) -> None:
     add_db(export)
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)")
     export.add_argument("--until", type=int, metavar="N", help="export records 1 to N only")
+    add_otlp_options(export)
     export.set_defaults(func=command("export", run_export))
 
     imported = subparsers.add_parser(
@@ -43,7 +45,9 @@ def register(subparsers: Any) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """Write the session as JSON lines to ``-o`` or stdout."""
+    """Write the session as JSON lines to ``-o`` or stdout (or its spans to ``--otlp``)."""
+    if args.otlp:
+        return run_otlp(args)
     with opened(args.db) as store:
         data = export_session(store, args.session, until=args.until)
     if args.output is None:

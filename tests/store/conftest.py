@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,36 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore
         opened = PostgresStore(request.getfixturevalue("postgres_dsn"))
     yield opened
     opened.close()
+
+
+Tamper = Callable[..., None]
+"""``tamper(statement, *params)`` runs SQL on a store's database behind its back, as a bad disk, a bad copy or a
+hand edit would. The statement names the tables ``{inputs}`` and ``{snapshots}``, and its parameters ``?``."""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[EventStore, Tamper]]:
+    """Each SQL backend with a way to damage its rows (the in-memory store has no bytes to damage)."""
+    store: EventStore
+    if request.param == "sqlite":
+        path = tmp_path / "log.db"
+        store = SqliteStore(path)
+
+        def tamper(statement: str, *params: object) -> None:
+            with sqlite3.connect(path) as db:
+                db.execute(statement.format(inputs="inputs", snapshots="snapshots"), params)
+
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        store = PostgresStore(dsn)
+        psycopg = pytest.importorskip("psycopg")
+
+        def tamper(statement: str, *params: object) -> None:
+            with psycopg.connect(dsn, autocommit=True) as db:
+                db.execute(statement.format(inputs="agent_core_inputs", snapshots="agent_core_snapshots").replace("?", "%s"), params)
+
+    yield store, tamper
+    store.close()
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -2,69 +2,39 @@
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 
 from agent_core import Usage, encode_input, replay
 from effects import (
     EventStore,
     LogDamaged,
-    PostgresStore,
     SessionJournal,
-    SqliteStore,
     chain_hash,
     open_session,
     replay_session,
 )
 from effects.testing import ManualClock, ScriptedModel, say
 
-from .conftest import INPUTS_PER_TURN, START, session
-
-Damage = Callable[[int, dict[str, object]], None]
-"""``damage(seq, {column: value})`` rewrites one stored record, as a bad disk or a hand edit would."""
+from .conftest import INPUTS_PER_TURN, START, Tamper, session
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def damaged(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[EventStore, Damage]:
-    """A store holding session ``s1`` (three turns, snapshots every 40 inputs and at the end) and a way to damage it."""
-    if request.param == "sqlite":
-        path = tmp_path / "log.db"
-        store: EventStore = SqliteStore(path)
-
-        def damage(seq: int, values: dict[str, object]) -> None:
-            assignments = ", ".join(f"{column} = ?" for column in values)
-            with sqlite3.connect(path) as db:
-                db.execute(f"UPDATE inputs SET {assignments} WHERE seq = ?", (*values.values(), seq))
-
-    else:
-        dsn = request.getfixturevalue("postgres_dsn")
-        store = PostgresStore(dsn)
-        psycopg = pytest.importorskip("psycopg")
-
-        def damage(seq: int, values: dict[str, object]) -> None:
-            assignments = ", ".join(f"{column} = %s" for column in values)
-            with psycopg.connect(dsn, autocommit=True) as db:
-                db.execute(
-                    f"UPDATE agent_core_inputs SET {assignments} WHERE session_id = 's1' AND seq = %s",
-                    (*values.values(), seq),
-                )
-
+@pytest.fixture
+def damaged(sql_store: tuple[EventStore, Tamper]) -> tuple[EventStore, Tamper]:
+    """A SQL store holding session ``s1`` (three turns, snapshots every 40 inputs and at the end)."""
+    store, tamper = sql_store
     journal = SessionJournal(store, "s1", snapshot_every=40)
     for inp in session(3):
         journal.append([inp])
     journal.close()
-    return store, damage
+    return store, tamper
 
 
 @pytest.mark.anyio
 async def test_a_damaged_record_before_the_snapshot_refuses_to_resume_and_names_it(
-    damaged: tuple[EventStore, Damage],
+    damaged: tuple[EventStore, Tamper],
 ) -> None:
-    store, damage = damaged
-    damage(5, {"hash": bytes(16)})
+    store, tamper = damaged
+    tamper("UPDATE {inputs} SET hash = ? WHERE seq = 5", bytes(16))
     length = store.session("s1").length
     with pytest.raises(LogDamaged) as raised:
         async with open_session(store, "s1", ScriptedModel([say("hi")]), clock=ManualClock(START + 10)):
@@ -78,9 +48,9 @@ async def test_a_damaged_record_before_the_snapshot_refuses_to_resume_and_names_
 
 
 def test_a_record_changed_with_its_own_hash_is_damage_not_a_changed_reducer(
-    damaged: tuple[EventStore, Damage],
+    damaged: tuple[EventStore, Tamper],
 ) -> None:
-    store, damage = damaged
+    store, tamper = damaged
     end = 1 + INPUTS_PER_TURN  # the first turn's last record: its turn digest no longer matches
     inputs = session(3)
     changed = encode_input(
@@ -88,7 +58,9 @@ def test_a_record_changed_with_its_own_hash_is_damage_not_a_changed_reducer(
         format="msgpack",
     )
     previous = next(iter(store.read("s1", end - 1, end - 1))).hash
-    damage(end, {"codec": 0, "data": changed, "hash": chain_hash(previous, changed)})
+    tamper(
+        "UPDATE {inputs} SET codec = 0, data = ?, hash = ? WHERE seq = ?", changed, chain_hash(previous, changed), end
+    )
     with pytest.raises(LogDamaged) as raised:
         replay_session(store, "s1")
     assert raised.value.record == end

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+import zlib
 
 import msgspec
 import pytest
@@ -17,12 +16,11 @@ from effects import (
     MemoryStore,
     SessionJournal,
     Snapshot,
-    SqliteStore,
     load_state,
     turn_digest,
 )
 
-from .conftest import INPUTS_PER_TURN, session
+from .conftest import INPUTS_PER_TURN, Tamper, session
 
 
 def test_a_turn_end_records_its_digest_and_nothing_else_does(store: EventStore) -> None:
@@ -114,15 +112,16 @@ def test_a_snapshot_that_disagrees_with_the_log_is_ignored(store: EventStore) ->
     assert load_state(store, "s1", 40) == replay(inputs[:40])
 
 
-def test_a_damaged_snapshot_blob_in_sqlite_is_ignored(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
-    store = SqliteStore(path)
+def test_a_damaged_snapshot_blob_is_ignored(sql_store: tuple[EventStore, Tamper]) -> None:
+    store, tamper = sql_store
     journal = SessionJournal(store, "s1")
     journal.append(session(1))
     journal.close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE snapshots SET data = substr(data, 1, 20)")
-    assert load_state(SqliteStore(path), "s1") == replay(session(1))
+    snapshot = store.load_snapshot("s1")
+    assert snapshot is not None
+    tamper("UPDATE {snapshots} SET data = ?", zlib.compress(snapshot.data)[:20])
+    assert store.load_snapshot("s1") is None
+    assert load_state(store, "s1") == replay(session(1))
 
 
 def test_state_at_a_point_outside_the_log_is_refused(store: EventStore) -> None:

@@ -12,7 +12,7 @@ import pytest
 from postgres_server import PostgresServer  # type: ignore[import-not-found]
 
 from agent_core import replay
-from effects import NotAStore, PostgresStore, SessionJournal, StoreError, replay_session
+from effects import NotAStore, PostgresStore, SessionJournal, StoreError, StoreUnavailable, replay_session
 
 from .conftest import session
 
@@ -154,3 +154,15 @@ async def test_a_waiter_and_a_writer_carry_on_after_the_server_restarts(
         journal.append(inputs[1:2])  # the writer's connection broke too: it connects again, once
     assert woke == [2]
     assert [r.decode() for r in waiting.read("s1")] == inputs[:2]
+
+
+def test_a_read_only_store_writes_nothing(postgres_dsn: str) -> None:
+    SessionJournal(PostgresStore(postgres_dsn), "s1").append(session(0))
+    journal = SessionJournal.open(PostgresStore(postgres_dsn, readonly=True), "s1")
+    with pytest.raises(StoreUnavailable) as raised:
+        journal.append(session(1)[1:2])
+    assert str(raised.value) == (
+        f"{postgres_dsn}: the store is read-only (cannot execute UPDATE in a read-only transaction); nothing was "
+        "written; open it without readonly=True, or use a command that only reads"
+    )
+    assert PostgresStore(postgres_dsn).session("s1").length == 1
