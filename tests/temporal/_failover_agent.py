@@ -1,4 +1,4 @@
-"""The agent the failover scenario's worker processes run (``--agent temporal._failover_agent:agent``, with ``tests`` on the path).
+"""The agent the failover scenario's worker processes (and ``benchmarks/workers.py``'s) run (``--agent temporal._failover_agent:agent``, with ``tests`` on the path).
 
 The user's message is a number ``n``. For ``ROUNDS`` rounds the model calls
 ``double`` (idempotent: it may run again after a crash) and ``record`` (not
@@ -19,7 +19,8 @@ from effects import Agent, ModelReply, ModelToolCall, tool
 from effects.testing import ScriptedModel, say
 
 ROUNDS = 3
-TOOL_SECONDS = 0.1  # long enough that a killed worker is caught in the middle of some calls
+# Long enough that a killed worker is caught in the middle of some calls; benchmarks/workers.py sets 0.
+TOOL_SECONDS = float(os.environ.get("AGENT_CORE_TOOL_SECONDS", "0.1"))
 
 
 @tool(idempotent=True)

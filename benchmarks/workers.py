@@ -1,0 +1,181 @@
+"""Sessions as Temporal workflows: throughput with 1, 2 and 4 worker processes, and failover time.
+
+A real PostgreSQL (Debian's binaries) and a real Temporal dev server (the
+``temporal`` CLI of the ``dev`` extra) are started for the run, on loopback
+ports. Worker processes are ``agent-core worker`` running the failover
+scenario's agent (``tests/temporal/_failover_agent.py``): a scripted model and,
+per session, three rounds of two parallel tool calls, then an answer.
+
+* throughput: ``--sessions`` sessions are started and sent one message at
+  once; the time from the first start to the last completed turn gives
+  sessions/s and rounds/s (a round: one model call and its tool calls), with
+  instant tools, for 1, 2 and 4 workers;
+* failover: three workers, tools taking 0.1 s; once the first session is done
+  one worker is killed with SIGKILL. Failover time is the longest any session
+  that was under way waited, from the kill, for its next record in the log.
+
+Run ``python benchmarks/workers.py`` (``--quick`` for a smoke run). Prints
+tables, writes ``benchmarks/results/workers.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from _common import table, write_results
+from postgres_server import PostgresServer, binaries  # type: ignore[import-not-found]
+from temporal_server import TemporalServer, binary  # type: ignore[import-not-found]
+from temporalio.client import Client
+
+from agent_core import UserMessageReceived
+from effects import PostgresStore, load_state
+from effects.temporal import start_session, submit, turn_done
+
+ROOT = Path(__file__).resolve().parent.parent
+ROUNDS = 3  # the agent's rounds per session (tests/temporal/_failover_agent.py)
+
+
+def start_workers(count: int, address: str, dsn: str, queue: str, tool_seconds: float) -> list[subprocess.Popen[str]]:
+    """``count`` worker processes on ``queue``; returns once each polls."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), "AGENT_CORE_TOOL_SECONDS": str(tool_seconds)}
+    command = [sys.executable, "-m", "effects", "worker", "--temporal", address, "--dsn", dsn, "--task-queue", queue]
+    command += ["--agent", "temporal._failover_agent:agent"]
+    workers = []
+    for _ in range(count):
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line.startswith("agent-core worker: task queue"):
+            raise RuntimeError(f"a worker did not start: {line}{process.stdout.read()}")
+        workers.append(process)
+    return workers
+
+
+def stop(workers: list[subprocess.Popen[str]]) -> None:
+    for process in workers:
+        process.kill()
+        process.wait()
+
+
+async def begin(client: Client, queue: str, ids: list[str]) -> list[int]:
+    """Start the sessions and send each its message; the seq of each message."""
+
+    async def one(i: int, session_id: str) -> int:
+        await start_session(client, session_id, task_queue=queue, heartbeat_ms=2000)
+        return await submit(client, session_id, UserMessageReceived(timestamp=0, message_id="user-1", content=str(i)))
+
+    return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(ids))))
+
+
+async def throughput(address: str, dsn: str, workers: int, sessions: int) -> dict[str, Any]:
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    processes = start_workers(workers, address, dsn, queue, 0.0)
+    store = PostgresStore(dsn)
+    try:
+        client = await Client.connect(address)
+        ids = [f"{queue}-{i}" for i in range(sessions)]
+        started = time.perf_counter()
+        seqs = await begin(client, queue, ids)
+        for session_id, seq in zip(ids, seqs, strict=True):
+            await turn_done(store, session_id, seq)
+        seconds = time.perf_counter() - started
+    finally:
+        stop(processes)
+        store.close()
+    return {
+        "workers": workers,
+        "sessions": sessions,
+        "seconds": round(seconds, 2),
+        "sessions_per_s": round(sessions / seconds, 2),
+        "rounds_per_s": round(sessions * ROUNDS / seconds, 2),
+    }
+
+
+async def failover(address: str, dsn: str, sessions: int) -> dict[str, Any]:
+    queue = f"fail-{uuid.uuid4().hex[:8]}"
+    processes = start_workers(3, address, dsn, queue, 0.1)
+    store = PostgresStore(dsn)
+    try:
+        client = await Client.connect(address)
+        ids = [f"{queue}-{i}" for i in range(sessions)]
+        seqs = await begin(client, queue, ids)
+        await turn_done(store, ids[0], seqs[0])
+        processes[0].send_signal(signal.SIGKILL)
+        killed = time.perf_counter()
+        under_way = [(s, store.session(s).length) for s in ids if load_state(store, s).turn is not None]
+
+        async def resumed(session_id: str, length: int) -> float:
+            await store.wait_for_inputs(session_id, length)
+            return time.perf_counter() - killed
+
+        waits = await asyncio.gather(*(resumed(s, n) for s, n in under_way))
+        for session_id, seq in zip(ids, seqs, strict=True):
+            await turn_done(store, session_id, seq)
+        all_done = time.perf_counter() - killed
+    finally:
+        stop(processes)
+        store.close()
+    return {
+        "sessions": sessions,
+        "under_way_at_kill": len(under_way),
+        "failover_s": round(max(waits, default=0.0), 2),
+        "median_resume_s": round(sorted(waits)[len(waits) // 2], 2) if waits else 0.0,
+        "all_done_after_kill_s": round(all_done, 2),
+    }
+
+
+async def main_async(quick: bool) -> dict[str, Any]:
+    found, cli = binaries(), binary()
+    if found is None or cli is None:
+        raise SystemExit("needs PostgreSQL's binaries and the `temporal` CLI (the dev extra)")
+    postgres, temporal = PostgresServer(found, durable=True), TemporalServer(cli)
+    try:
+        postgres.start()
+        await temporal.ready()
+        sessions = 10 if quick else 40
+        rows = []
+        for workers in (1, 2, 4):
+            rows.append(await throughput(temporal.address, postgres.dsn(), workers, sessions))
+            print(f"  {workers} workers: {rows[-1]['seconds']} s", file=sys.stderr, flush=True)
+        fail = await failover(temporal.address, postgres.dsn(), 10 if quick else 30)
+    finally:
+        temporal.stop()
+        postgres.remove()
+    return {"throughput": rows, "failover": fail, "cores": os.cpu_count()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer sessions: a smoke run")
+    results = asyncio.run(main_async(parser.parse_args().quick))
+    cores = results["cores"]
+    print(f"Sessions as Temporal workflows ({cores} cores: workers, Temporal and PostgreSQL share them)\n")
+    headers = ("workers", "sessions", "seconds", "sessions/s", "rounds/s")
+    rows = [
+        (r["workers"], r["sessions"], r["seconds"], r["sessions_per_s"], r["rounds_per_s"])
+        for r in results["throughput"]
+    ]
+    print(table(headers, rows))
+    fail = results["failover"]
+    print(
+        f"\nfailover (3 workers, one killed with SIGKILL, {fail['under_way_at_kill']} of {fail['sessions']} sessions "
+        f"under way): longest wait for the next record {fail['failover_s']} s, median {fail['median_resume_s']} s, "
+        f"all done {fail['all_done_after_kill_s']} s after the kill"
+    )
+    print(f"\nwrote {write_results('workers', results)}")
+
+
+if __name__ == "__main__":
+    main()
