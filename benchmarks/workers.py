@@ -114,13 +114,15 @@ async def failover(address: str, dsn: str, sessions: int) -> dict[str, Any]:
         await turn_done(store, ids[0], seqs[0])
         processes[0].send_signal(signal.SIGKILL)
         killed = time.perf_counter()
-        under_way = [(s, store.session(s).length) for s in ids if load_state(store, s).turn is not None]
+        lengths = [(s, store.session(s).length) for s in ids]
+        # The state at the length read: a session that ends in between is not waited for.
+        under_way = [(s, n) for s, n in lengths if load_state(store, s, n).turn is not None]
 
         async def resumed(session_id: str, length: int) -> float:
             await store.wait_for_inputs(session_id, length)
             return time.perf_counter() - killed
 
-        waits = await asyncio.gather(*(resumed(s, n) for s, n in under_way))
+        waits = await asyncio.wait_for(asyncio.gather(*(resumed(s, n) for s, n in under_way)), timeout=300)
         for session_id, seq in zip(ids, seqs, strict=True):
             await turn_done(store, session_id, seq)
         all_done = time.perf_counter() - killed
