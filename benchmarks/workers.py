@@ -10,8 +10,8 @@ per session, three rounds of two parallel tool calls, then an answer.
   once; the time from the first start to the last completed turn gives
   sessions/s and rounds/s (a round: one model call and its tool calls), with
   instant tools, for 1, 2 and 4 workers;
-* failover: three workers, tools taking 0.1 s; once the first session is done
-  one worker is killed with SIGKILL. Failover time is the longest any session
+* failover: three workers, tools taking 0.1 s; once the first session's first round is
+  under way one worker is killed with SIGKILL. Failover time is the longest any session
   that was under way waited, from the kill, for its next record in the log.
 
 Run ``python benchmarks/workers.py`` (``--quick`` for a smoke run). Prints
@@ -28,72 +28,72 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from _common import table, write_results
 from postgres_server import PostgresServer, binaries  # type: ignore[import-not-found]
-from temporal_server import TemporalServer, binary  # type: ignore[import-not-found]
+from temporal_server import TemporalServer, binary, start_workers, stop_workers  # type: ignore[import-not-found]
 from temporalio.client import Client
 
 from agent_core import UserMessageReceived
 from effects import PostgresStore, load_state
 from effects.temporal import start_session, submit, turn_done
 
-ROOT = Path(__file__).resolve().parent.parent
 ROUNDS = 3  # the agent's rounds per session (tests/temporal/_failover_agent.py)
 
 
-def start_workers(count: int, address: str, dsn: str, queue: str, tool_seconds: float) -> list[subprocess.Popen[str]]:
-    """``count`` worker processes on ``queue``; returns once each polls."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests"), "AGENT_CORE_TOOL_SECONDS": str(tool_seconds)}
-    command = [sys.executable, "-m", "effects", "worker", "--temporal", address, "--dsn", dsn, "--task-queue", queue]
-    command += ["--agent", "temporal._failover_agent:agent"]
-    workers = []
-    for _ in range(count):
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if not line.startswith("agent-core worker: task queue"):
-            raise RuntimeError(f"a worker did not start: {line}{process.stdout.read()}")
-        workers.append(process)
-    return workers
+class Fleet(NamedTuple):
+    """Running workers and what the benchmark talks to them with."""
+
+    queue: str
+    processes: list[subprocess.Popen[str]]
+    store: PostgresStore
+    client: Client
 
 
-def stop(workers: list[subprocess.Popen[str]]) -> None:
-    for process in workers:
-        process.kill()
-        process.wait()
+@asynccontextmanager
+async def fleet(count: int, address: str, dsn: str, tool_seconds: float) -> AsyncIterator[Fleet]:
+    """``count`` worker processes on a task queue of their own, a store and a client; the workers die after."""
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    env = {"AGENT_CORE_TOOL_SECONDS": str(tool_seconds)}
+    processes = start_workers(count, address, dsn, queue, agent="temporal._failover_agent:agent", env=env)
+    store = PostgresStore(dsn)
+    try:
+        yield Fleet(queue, processes, store, await Client.connect(address))
+    finally:
+        stop_workers(processes)
+        store.close()
 
 
-async def begin(client: Client, queue: str, ids: list[str]) -> list[int]:
+async def finish(fleet: Fleet, ids: list[str], seqs: list[int]) -> None:
+    """Wait until every session's turn is done."""
+    for session_id, seq in zip(ids, seqs, strict=True):
+        await turn_done(fleet.store, session_id, seq)
+
+
+async def begin(fleet: Fleet, ids: list[str]) -> list[int]:
     """Start the sessions and send each its message; the seq of each message."""
 
     async def one(i: int, session_id: str) -> int:
-        await start_session(client, session_id, task_queue=queue, heartbeat_ms=2000)
-        return await submit(client, session_id, UserMessageReceived(timestamp=0, message_id="user-1", content=str(i)))
+        await start_session(fleet.client, session_id, task_queue=fleet.queue, heartbeat_ms=2000)
+        message = UserMessageReceived(timestamp=0, message_id="user-1", content=str(i))
+        return await submit(fleet.client, session_id, message)
 
     return list(await asyncio.gather(*(one(i, s) for i, s in enumerate(ids))))
 
 
 async def throughput(address: str, dsn: str, workers: int, sessions: int) -> dict[str, Any]:
-    queue = f"bench-{uuid.uuid4().hex[:8]}"
-    processes = start_workers(workers, address, dsn, queue, 0.0)
-    store = PostgresStore(dsn)
-    try:
-        client = await Client.connect(address)
-        ids = [f"{queue}-{i}" for i in range(sessions)]
+    async with fleet(workers, address, dsn, 0.0) as running:
+        ids = [f"{running.queue}-{i}" for i in range(sessions)]
         started = time.perf_counter()
-        seqs = await begin(client, queue, ids)
-        for session_id, seq in zip(ids, seqs, strict=True):
-            await turn_done(store, session_id, seq)
+        await finish(running, ids, await begin(running, ids))
         seconds = time.perf_counter() - started
-    finally:
-        stop(processes)
-        store.close()
     return {
         "workers": workers,
         "sessions": sessions,
@@ -104,15 +104,12 @@ async def throughput(address: str, dsn: str, workers: int, sessions: int) -> dic
 
 
 async def failover(address: str, dsn: str, sessions: int) -> dict[str, Any]:
-    queue = f"fail-{uuid.uuid4().hex[:8]}"
-    processes = start_workers(3, address, dsn, queue, 0.1)
-    store = PostgresStore(dsn)
-    try:
-        client = await Client.connect(address)
-        ids = [f"{queue}-{i}" for i in range(sessions)]
-        seqs = await begin(client, queue, ids)
-        await turn_done(store, ids[0], seqs[0])
-        processes[0].send_signal(signal.SIGKILL)
+    async with fleet(3, address, dsn, 0.1) as running:
+        store = running.store
+        ids = [f"{running.queue}-{i}" for i in range(sessions)]
+        seqs = await begin(running, ids)
+        await store.wait_for_inputs(ids[0], seqs[0] + 3)  # the first round is under way: kill now
+        running.processes[0].send_signal(signal.SIGKILL)
         killed = time.perf_counter()
         lengths = [(s, store.session(s).length) for s in ids]
         # The state at the length read: a session that ends in between is not waited for.
@@ -123,12 +120,8 @@ async def failover(address: str, dsn: str, sessions: int) -> dict[str, Any]:
             return time.perf_counter() - killed
 
         waits = await asyncio.wait_for(asyncio.gather(*(resumed(s, n) for s, n in under_way)), timeout=300)
-        for session_id, seq in zip(ids, seqs, strict=True):
-            await turn_done(store, session_id, seq)
+        await finish(running, ids, seqs)
         all_done = time.perf_counter() - killed
-    finally:
-        stop(processes)
-        store.close()
     return {
         "sessions": sessions,
         "under_way_at_kill": len(under_way),

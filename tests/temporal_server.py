@@ -6,6 +6,7 @@ server keeps its state in memory and dies with its process.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -69,6 +70,41 @@ class TemporalServer:
             self._process.kill()
             self._process.wait()
         Path(self._log.name).unlink(missing_ok=True)
+
+
+def start_workers(
+    count: int, address: str, dsn: str, queue: str, *, agent: str | None = None, env: dict[str, str] | None = None
+) -> list[subprocess.Popen[str]]:
+    """``count`` ``agent-core worker`` processes on ``queue``; returns once each polls the server.
+
+    ``agent`` is ``--agent MODULE:NAME`` (importable with ``tests`` on the path),
+    ``None`` for the demo; ``env`` is added to this process's environment.
+    """
+    tests = str(Path(__file__).resolve().parent)
+    environment = {**os.environ, "PYTHONPATH": tests, **(env or {})}
+    command = [sys.executable, "-m", "effects", "worker", "--temporal", address, "--dsn", dsn, "--task-queue", queue]
+    command += ["--agent", agent] if agent else []
+    workers = []
+    for _ in range(count):
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment
+        )
+        workers.append(process)
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the worker says where it polls once it is connected
+        if not line.startswith("agent-core worker: task queue"):
+            stop_workers(workers)
+            raise RuntimeError(f"a worker did not start: {line}{process.stdout.read()}")
+    return workers
+
+
+def stop_workers(workers: list[subprocess.Popen[str]]) -> None:
+    """Kill the worker processes (what is not committed is Temporal's to give to another worker)."""
+    for process in workers:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 async def _pause(seconds: float) -> None:

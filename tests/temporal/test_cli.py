@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 
 import pytest
+from temporal_server import start_workers, stop_workers
 
 from effects.cli import main
 
@@ -17,17 +16,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def worker(temporal_server, postgres_dsn: str) -> Iterator[list[str]]:
     """A demo worker process on a task queue of its own; yields the options `submit` needs to reach it."""
-    options = ["--temporal", temporal_server.address, "--task-queue", f"q-{uuid.uuid4().hex}"]
-    command = [sys.executable, "-m", "effects", "worker", *options, "--dsn", postgres_dsn]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert process.stdout is not None
-    line = process.stdout.readline()  # the worker says where it polls once it is connected
-    assert line.startswith("agent-core worker: task queue"), line + process.stdout.read()
+    queue = f"q-{uuid.uuid4().hex}"
+    started = start_workers(1, temporal_server.address, postgres_dsn, queue)
     try:
-        yield options
+        yield ["--temporal", temporal_server.address, "--task-queue", queue]
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        stop_workers(started)
 
 
 def test_submit_sends_a_message_and_prints_the_answer(

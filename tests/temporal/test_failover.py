@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from temporal_server import start_workers, stop_workers
 from temporalio.client import Client
 
 from agent_core import AgentState, ToolSuccess, UserMessageReceived
@@ -33,19 +32,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SESSIONS = 50
 WORKERS = 3
-TESTS = Path(__file__).resolve().parent.parent
-
-
-def start_worker(address: str, dsn: str, queue: str, runs: Path) -> subprocess.Popen[str]:
-    """A worker process running the scenario's agent; returns once it polls."""
-    env = {**os.environ, "AGENT_CORE_RUNS_FILE": str(runs), "PYTHONPATH": str(TESTS)}
-    command = [sys.executable, "-m", "effects", "worker", "--temporal", address, "--dsn", dsn, "--task-queue", queue]
-    command += ["--agent", "temporal._failover_agent:agent"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    assert line.startswith("agent-core worker: task queue"), line + process.stdout.read()
-    return process
+AGENT = "temporal._failover_agent:agent"
 
 
 @pytest.fixture
@@ -56,13 +43,12 @@ def runs(tmp_path: Path) -> Path:
 @pytest.fixture
 def workers(temporal_server, postgres_dsn: str, runs: Path) -> Iterator[tuple[str, list[subprocess.Popen[str]]]]:
     queue = f"q-{uuid.uuid4().hex}"
-    started = [start_worker(temporal_server.address, postgres_dsn, queue, runs) for _ in range(WORKERS)]
+    env = {"AGENT_CORE_RUNS_FILE": str(runs)}
+    started = start_workers(WORKERS, temporal_server.address, postgres_dsn, queue, agent=AGENT, env=env)
     try:
         yield queue, started
     finally:
-        for process in started:
-            process.kill()
-            process.wait()
+        stop_workers(started)
 
 
 def conversation(state: AgentState) -> list[tuple[str, str]]:
