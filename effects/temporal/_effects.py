@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from agent_core import (
@@ -34,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
         ToolFailure,
         WaitUntil,
         decode_input,
+        tag_of,
     )
 
     from .._agent import INTERRUPTED
@@ -78,6 +79,29 @@ class WorkflowEffects:
                 self._tokens += 1
                 task = asyncio.create_task(self._run(key, eff, self._tokens))
                 self._running[key] = (self._tokens, task)
+
+    def check_refused(self, batch: list[Pending], wanted: dict[str, Effect]) -> None:
+        """Fail the run if an effect's input was refused while the state still derives that effect.
+
+        The effect would only run again and be refused again: a bug in the
+        effect or the reducer, made visible (as the machine's ``EffectInputRefused``).
+        A refused input of an effect no longer derived is a late result: logged, dropped.
+        """
+        keys = {token: key for key, (token, _) in self._running.items()}
+        for item in batch:
+            if not item.token or item.rejection is None:
+                continue
+            key = keys.get(item.token, "")
+            workflow.logger.warning(
+                "session %s: effect %r produced a refused input: %s", self._session_id, key, item.rejection
+            )
+            if key in wanted:
+                raise ApplicationError(
+                    f"session {self._session_id!r}: effect {key!r} produced {tag_of(item.inp)!r}, which the state "
+                    f"refuses ({item.rejection}), and the state still derives the effect, so it would run again "
+                    "and again; this is a bug in that effect's handler or in the reducer",
+                    non_retryable=True,
+                )
 
     def activities_running(self) -> bool:
         """Whether a model or tool call is under way (timers do not count: a new run derives them again)."""

@@ -111,6 +111,7 @@ class SessionWorkflow:
     async def _commit(self, effects: WorkflowEffects) -> None:
         batch, effects.inbox = effects.inbox, []
         folded = fold(self._state, batch, effects.cancelled)
+        effects.check_refused(batch, effects_at(folded.state))
         if not folded.accepted:
             return
         data = [encode_input(item.inp, format="json").decode() for item in folded.accepted]
