@@ -69,11 +69,11 @@ async def main() -> None:
         session.deny("refund-2", "over the limit")
         await session.settled()
         state = session.state
-    for call_id in (state.tool_call_log[i] for i in range(len(state.tool_call_log))):
+    for call_id in state.tool_call_log:
         result = state.tool_calls[call_id].result
         text = f"success: {result.content}" if isinstance(result, ToolSuccess) else f"failure: {result and result.error}"
         print(f"{call_id} -> {text}")
-    print("assistant:", state.messages[len(state.messages) - 1].content)
+    print("assistant:", state.messages[-1].content)
 
 
 asyncio.run(main())

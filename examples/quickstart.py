@@ -29,7 +29,7 @@ async def main() -> None:
         session.subscribe(lambda event: print(event.text, end="|") if isinstance(event, TextDelta) else None)
         session.send("What are 2 + 3 and 10 + 20?")
         state = await session.turn_done()  # the model answered (retries and slow tools waited out)
-    for message in (state.messages[i] for i in range(len(state.messages))):
+    for message in state.messages:
         print(f"\n{message.role}: {message.content}", end="")
     print(f"\nphase: {phase(state)}, state hash: {state_hash(state)[:16]}...")
 

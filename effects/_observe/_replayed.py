@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from agent_core import AgentInput, AgentState, initial_state
+from agent_core import AgentInput, AgentState
 
 from .._store import EventStore, StoredInput
 from .._store._fold import Position, Step, fold
-from .._store._records import GENESIS
 from ._conventions import Conventions
 from ._spans import SpanData, SpanProjection
 
@@ -21,7 +20,7 @@ def fold_steps(store: EventStore, session_id: str, on_step: Step, *, until: int 
     fold(
         session_id,
         store.read(session_id, 1, last),
-        Position(initial_state(), 0, GENESIS),
+        Position.start(),
         last,
         digests=False,
         on_step=on_step,

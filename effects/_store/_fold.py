@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from agent_core import AgentInput, AgentState, DecodeError, InvalidInput, encode_state, tag_of, transition
+from agent_core import (
+    AgentInput,
+    AgentState,
+    DecodeError,
+    InvalidInput,
+    initial_state,
+    state_digest,
+    tag_of,
+    transition,
+)
 
 from ._digest import turn_digest
 from ._errors import LogDamaged, ReplayDiverged
@@ -20,14 +28,14 @@ class Position(NamedTuple):
     seq: int
     head: bytes
 
+    @classmethod
+    def start(cls) -> Position:
+        """Before the first record: the initial state, record 0, the chain's genesis hash."""
+        return cls(initial_state(), 0, GENESIS)
+
 
 Step = Callable[[StoredInput, AgentInput, AgentState, AgentState], None]
 """Called after each record with the record, its input, the state before and the state after."""
-
-
-def full_hash(state: AgentState) -> bytes:
-    """:func:`agent_core.state_hash` as 32 bytes."""
-    return hashlib.sha256(encode_state(state, format="msgpack")).digest()
 
 
 def fold(
@@ -53,7 +61,7 @@ def fold(
         if digests:
             _check_turn(session_id, record, inp, state, after)
         if states and record.state_hash is not None:
-            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
+            _compare(session_id, record, inp, "state hash", record.state_hash, state_digest(after))
         if on_step is not None:
             on_step(record, inp, state, after)
         state, seq, head = after, record.seq, chained

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state
+from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
 from ._fold import Position, chained, fold
 from ._protocol import EventStore
-from ._records import GENESIS, Snapshot
+from ._records import Snapshot
 
 
 def load_position(store: EventStore, session_id: str, at: int | None = None) -> tuple[Position, int]:
@@ -22,7 +20,7 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
     stop = length if at is None else at
     if not 0 <= stop <= length:
         raise ValueError(f"session {session_id!r} has records 1 to {length}; got {at}")
-    start, used, records = Position(initial_state(), 0, GENESIS), 0, None
+    start, used, records = Position.start(), 0, None
     snapshot = store.load_snapshot(session_id, at_most=stop)
     state = _usable(snapshot)
     if snapshot is not None and state is not None:
@@ -59,10 +57,10 @@ def load_state(store: EventStore, session_id: str, at: int | None = None) -> Age
 
 
 def _usable(snapshot: Snapshot | None) -> AgentState | None:
-    """The snapshot's state if it is of this schema and its bytes hash to its recorded state hash."""
-    if snapshot is None or snapshot.schema_version != SCHEMA_VERSION:
+    """The snapshot's state if it is of this state format and its bytes hash to its recorded state hash."""
+    if snapshot is None or snapshot.schema_version != STATE_FORMAT:
         return None
-    if hashlib.sha256(snapshot.data).digest() != snapshot.state_hash:
+    if state_digest(snapshot.data) != snapshot.state_hash:
         return None
     try:
         return decode_state(snapshot.data, format="msgpack")

@@ -51,8 +51,10 @@ class StoredInput(msgspec.Struct, frozen=True, kw_only=True):
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     """A cached state after record ``seq``: ``data`` is :func:`agent_core.encode_state` as MessagePack.
 
-    A snapshot is only a cache: one of another ``schema_version``, or whose
-    bytes do not hash to ``state_hash``, is ignored and the log is folded instead.
+    ``schema_version`` is the state document's format (:data:`agent_core.STATE_FORMAT`),
+    not the log's schema. A snapshot is only a cache: one of another format (written
+    by an older release), or whose bytes do not hash to ``state_hash``, is ignored and
+    the log is folded instead.
     """
 
     seq: int

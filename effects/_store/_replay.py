@@ -6,12 +6,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, initial_state, state_hash
+from agent_core import AgentInput, AgentState, state_hash
 
 from ._errors import LogDamaged, ReplayDiverged
 from ._fold import Position, chained, fold
 from ._protocol import EventStore
-from ._records import GENESIS, StoredInput
+from ._records import StoredInput
 
 Progress = Callable[[int, int], None]
 """Receives ``(records done, records in all)`` while a long replay runs."""
@@ -59,7 +59,7 @@ def replay_session(
         if progress is not None and record.seq % PROGRESS_EVERY == 0:
             progress(record.seq, stop)
 
-    start = Position(initial_state(), 0, GENESIS)
+    start = Position.start()
     records = store.read(session_id, 1, stop)
     try:
         end = fold(session_id, records, start, stop, digests=verify, states=verify, on_step=on_step)

@@ -12,7 +12,6 @@ from agent_core import (
     TimerFired,
     ToolCallCompleted,
     effects_at,
-    initial_state,
     phase,
     tag_of,
 )
@@ -20,7 +19,7 @@ from agent_core import (
 from .._machine import reconcile
 from ._fold import Position, fold
 from ._protocol import EventStore
-from ._records import GENESIS, StoredInput
+from ._records import StoredInput
 from ._replay import PROGRESS_EVERY, Progress
 from ._summary import summarize
 
@@ -80,7 +79,7 @@ def timeline(
         if progress is not None and record.seq % PROGRESS_EVERY == 0:
             progress(record.seq, last)
 
-    origin = Position(initial_state(), 0, GENESIS)
+    origin = Position.start()
     fold(session_id, store.read(session_id, 1, last), origin, last, digests=False, on_step=on_step)
     if progress is not None:
         progress(last, last)

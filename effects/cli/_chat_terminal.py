@@ -19,7 +19,7 @@ from agent_core import (
 )
 from effects import MachineEvent, Session, StateUpdated, TextDelta
 
-from ._chat_loop import BackgroundSession, until_turn_waits
+from ._chat_loop import BackgroundSession
 from ._transcript import shorten as transcript_shorten
 
 _SHOWN = 300
@@ -79,7 +79,7 @@ class Printer:
 
 
 def show_history(state: AgentState, last: int = 10) -> None:
-    messages = list(state.messages.values())[-last:]
+    messages = list(state.messages[-last:])
     if messages:
         print("Earlier in this session:")
     for message in messages:
@@ -105,7 +105,7 @@ def _turn(background: BackgroundSession, session: Session, text: str) -> None:
             if not sent:
                 background.call(lambda: session.send(text))
                 sent = True
-            state = background.run(lambda: until_turn_waits(session)).result()
+            state = background.run(session.turn_done).result()
             if state.turn is None or not state.turn.awaiting_ids:
                 break
             _decide(background, session, state)

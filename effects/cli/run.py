@@ -137,7 +137,7 @@ async def _session(args: argparse.Namespace, out: TextIO, inputs: list[AgentInpu
         session.subscribe(keep)
         session.subscribe(Transcript(write))
         await session.settled()  # a resumed session first finishes the turn it was in
-        asked = sum(session.state.messages[i].role == "user" for i in range(len(session.state.messages)))
+        asked = sum(message.role == "user" for message in session.state.messages)
         for question in QUESTIONS[asked:]:  # a resumed session goes on with the questions it was not asked
             session.send(question)
             await session.settled()

@@ -177,7 +177,7 @@ async def test_a_message_left_streaming_is_completed_by_the_resumed_call(store: 
     async with open_session(store, "s1", stalling, clock=clock) as session:
         # A state is published only after the input that made it is committed.
         def on_event(event: MachineEvent) -> None:
-            if isinstance(event, StateUpdated) and event.state.messages.get(1) is not None:
+            if isinstance(event, StateUpdated) and len(event.state.messages) > 1:
                 opened.set()
 
         session.subscribe(on_event)
