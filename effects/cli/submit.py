@@ -107,8 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_outcome(state: AgentState) -> None:
-    messages = state.messages
-    last = messages[len(messages) - 1] if len(messages) else None
+    last = state.messages[-1] if len(state.messages) else None
     if state.turn is not None:  # waiting for a person
         waiting = [i for i, c in state.tool_calls.items() if c.status == "awaiting-approval"]
         print(f"awaiting approval: {', '.join(sorted(waiting))} (agent-core submit SESSION --approve ID)")

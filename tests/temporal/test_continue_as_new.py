@@ -55,7 +55,7 @@ async def test_runs_continue_as_new_and_each_history_stays_bounded(temporal_serv
         seq = await submit(client, "long", UserMessageReceived(timestamp=0, message_id="user-2", content="again"))
         state = await turn_done(store, "long", seq)
         runs = await _runs(client, "long")
-    assert [m.content for m in state.messages.values()] == ["add", "done adding", "again", "hello again"]
+    assert [m.content for m in state.messages] == ["add", "done adding", "again", "hello again"]
     assert sorted(int(c.result.content) for c in state.tool_calls.values()) == [2 * n for n in range(ROUNDS)]  # type: ignore[union-attr]
     length = store.session("long").length
     assert length > 4 * EVERY and len(runs) >= length // (EVERY + 10)

@@ -80,7 +80,7 @@ async def test_an_approval_submitted_as_an_update_lets_the_tool_run(temporal_ser
         seq = await submit(client, "approve", ToolCallApproved(timestamp=0, tool_call_id="mail-1"))
         state = await turn_done(store, "approve", seq)
     assert ran == ["ada"]
-    assert state.messages[len(state.messages) - 1].content == "Sent."
+    assert state.messages[-1].content == "Sent."
 
 
 async def test_a_retry_backoff_is_a_workflow_timer(temporal_server, postgres_dsn: str) -> None:
@@ -89,6 +89,6 @@ async def test_a_retry_backoff_is_a_workflow_timer(temporal_server, postgres_dsn
         seq = await submit(client, "backoff", message("hi"))
         state = await turn_done(store, "backoff", seq)
         history = await client.get_workflow_handle("backoff").fetch_history()
-    assert state.messages[len(state.messages) - 1].content == "Hello."
+    assert state.messages[-1].content == "Hello."
     timers = [e for e in history.events if e.HasField("timer_started_event_attributes")]
     assert len(timers) == 1 and timers[0].timer_started_event_attributes.start_to_fire_timeout.ToMilliseconds() <= 200

@@ -52,7 +52,7 @@ def workers(temporal_server, postgres_dsn: str, runs: Path) -> Iterator[tuple[st
 
 
 def conversation(state: AgentState) -> list[tuple[str, str]]:
-    return [(m.role, m.content) for m in state.messages.values()]
+    return [(m.role, m.content) for m in state.messages]
 
 
 async def single_process(n: int) -> list[tuple[str, str]]:

@@ -36,7 +36,7 @@ async def test_a_session_runs_to_completion_and_its_log_replays(
         await start_session(client, "s-1", config=AgentConfig(max_tool_calls=5), task_queue=queue)
         seq = await submit(client, "s-1", UserMessageReceived(timestamp=0, message_id="user-1", content="2 + 3?"))
         state = await turn_done(store, "s-1", seq)
-    assert [(m.role, m.content) for m in state.messages.values()] == [("user", "2 + 3?"), ("assistant", "2 + 3 = 5")]
+    assert [(m.role, m.content) for m in state.messages] == [("user", "2 + 3?"), ("assistant", "2 + 3 = 5")]
     assert [(c.name, c.result.content) for c in state.tool_calls.values()] == [("add", "5")]  # type: ignore[union-attr]
     length = store.session("s-1").length
     store.close()
