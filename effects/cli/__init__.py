@@ -21,6 +21,8 @@ _COMMANDS = (
     "show",
     "stats",
     "ui",
+    "worker",
+    "submit",
 )
 
 
