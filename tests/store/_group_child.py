@@ -24,7 +24,7 @@ from agent_core import ContextToolResult, LlmContext
 from effects import ModelReply, SqliteStore, StateUpdated, open_session, tool
 from effects.testing import ScriptedModel, call_tools, say
 
-SESSIONS, TURNS = 20, 1000
+SESSIONS, TURNS = 20, 200
 
 
 def die() -> None:
@@ -45,16 +45,16 @@ def acknowledge(session_id: str, event: object) -> None:
 def main(db: str, mode: str) -> None:
     store = SqliteStore(db)
     if mode == "group":
-        commits, jobs = [0], [0]
+        commits, sessions = [0], [0]
 
         def on_statement(statement: str) -> None:
             if statement == "BEGIN IMMEDIATE":
-                jobs[0] = 0
-            elif statement == "SAVEPOINT job":
-                jobs[0] += 1
+                sessions[0] = 0
+            elif statement.startswith("UPDATE sessions SET length"):  # one row of values per session written
+                sessions[0] += statement.count("), (") + 1
             elif statement == "COMMIT":
                 commits[0] += 1
-                if commits[0] > 5 and jobs[0] > 1:
+                if commits[0] > 5 and sessions[0] > 1:
                     die()
 
         store._db.set_trace_callback(on_statement)  # test instrumentation: the moment inside a group commit
