@@ -34,8 +34,8 @@ from effects.providers import (
     anthropic_stream,
     openai_stream,
 )
-from effects.providers.anthropic import read_events
-from effects.providers.openai import read_stream
+from effects.providers._anthropic_stream import read_events
+from effects.providers._openai_stream import read_stream
 
 HELP = """\
 Measurements (time.perf_counter_ns, interleaved runs after a warm-up; median and min per chunk):
@@ -149,7 +149,7 @@ def measure_provider(name: str, url: str, repeat: int) -> list[dict[str, Any]]:
         else:
             client = anthropic.AsyncAnthropic(api_key="sk-bench", base_url=url, max_retries=0)
             adapter = AnthropicModel(shape, base_url=url, api_key="sk-bench")
-            raw, fold = raw_anthropic, read_events  # type: ignore[assignment]
+            raw, fold = raw_anthropic, read_events
         parsed = loop.run_until_complete(_parsed(client, shape, name))
         ops = len(parsed)  # the chunks of one response, with the role, finish and usage chunks
         timings = c.measure_each(_end_to_end(loop, raw, client, adapter, shape, context), ops=ops, repeat=repeat)
