@@ -43,7 +43,7 @@ from ._machine import (
 from ._agent import Agent, AgentRuntime, IdSource, RandomIds, SequentialIds, Session, TextDelta
 from ._clock import Clock, ManualClock, SystemClock
 from ._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
-from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, tool
+from ._tools import CALL_ID_PARAMETER, Tool, Toolbox, ToolLimits, tool
 
 # isort: split
 # (store exports)
@@ -138,6 +138,7 @@ __all__ = [
     "TextSink",
     "TimelineEntry",
     "Tool",
+    "ToolLimits",
     "Toolbox",
     "call_tools",
     "chain_hash",

@@ -73,6 +73,14 @@ def timed_out(tool: str, call_id: str, timeout_ms: int, idempotent: bool) -> str
     )
 
 
+def cancelled_inside(tool: str, call_id: str) -> str:
+    """Something inside the tool was cancelled (not the call itself): the call ends, as a failure."""
+    return (
+        f"tool {tool!r} failed (tool call {call_id!r}): an operation it awaited was cancelled by something "
+        "other than this session. Try again, or answer without this tool"
+    )
+
+
 def unknown_tool(tool: str, call_id: str, registered: Iterable[str]) -> str:
     """The model named a tool nobody registered."""
     known = ", ".join(sorted(registered)) or "none"
