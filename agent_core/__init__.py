@@ -6,18 +6,7 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
-from ._codec import (
-    UPCASTERS,
-    decode_input,
-    decode_log,
-    decode_state,
-    encode_input,
-    encode_log,
-    encode_state,
-    input_json_schema,
-    state_hash,
-    upcaster,
-)
+from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
 from ._config import AgentConfig, ToolDefinition
 from ._context import (
     ContextEntry,
@@ -26,7 +15,6 @@ from ._context import (
     ContextToolCalls,
     ContextToolResult,
     LlmContext,
-    PastToolCall,
     llm_context,
 )
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
@@ -60,15 +48,20 @@ from ._inputs import (
     tag_of,
 )
 from ._invariants import check_invariants
-from ._phase import VALID_INPUTS, Phase, phase, valid_inputs
-from ._reducer import WRITE_SETS, check, transition
+from ._phase import Phase, phase
+from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
-from ._state import AgentState, Message, ToolCallRecord, Turn, TurnOutcome, initial_state
+from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
+from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet
+from ._upcast import UPCASTERS, upcaster
+from ._vector import Vector
 
 __all__ = [
+    "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",
+    "STATE_FORMAT",
     "UPCASTERS",
     "VALID_INPUTS",
     "WRITE_SETS",
@@ -89,6 +82,7 @@ __all__ = [
     "DecodeError",
     "Effect",
     "HistoryToolCallsAdded",
+    "InputKind",
     "InvalidInput",
     "InvariantViolation",
     "LlmCallFailed",
@@ -119,6 +113,7 @@ __all__ = [
     "TurnOutcome",
     "Usage",
     "UserMessageReceived",
+    "Vector",
     "WaitUntil",
     "check",
     "check_invariants",
@@ -134,6 +129,7 @@ __all__ = [
     "llm_context",
     "phase",
     "replay",
+    "state_digest",
     "state_hash",
     "tag_of",
     "transition",

@@ -8,17 +8,17 @@ import msgspec
 
 from ._config import ToolDefinition
 from ._inputs import ToolSuccess
-from ._state import AgentState, ToolCallRecord
+from ._state import PAST_TOOL_CALLS_LISTED, AgentState, PastToolCall, ToolCallRecord
 
 
-class ContextMessage(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="message"):
+class ContextMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="message"):
     """A user or assistant message."""
 
     role: Literal["user", "assistant"]
     content: str
 
 
-class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True):
+class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One call inside an assistant tool-call message."""
 
     id: str
@@ -26,13 +26,13 @@ class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True):
     parameters: str
 
 
-class ContextToolCalls(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="tool-calls"):
+class ContextToolCalls(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-calls"):
     """An assistant message asking for the calls the model requested together."""
 
     calls: tuple[ContextToolCall, ...]
 
 
-class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind", tag="tool-result"):
+class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-result"):
     """The result of one call, right after the assistant message that asked for it."""
 
     tool_call_id: str
@@ -45,15 +45,7 @@ ContextEntry = Union[ContextMessage, ContextToolCalls, ContextToolResult]
 """One entry of :attr:`LlmContext.entries`: a message, an assistant tool-call message, or a tool result."""
 
 
-class PastToolCall(msgspec.Struct, frozen=True, kw_only=True):
-    """A completed tool call outside the context that the model may load with the history tool."""
-
-    id: str
-    name: str
-    parameters: str
-
-
-class LlmContext(msgspec.Struct, frozen=True, kw_only=True):
+class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one model call sends.
 
     ``entries`` interleave the windowed messages and the turn's tool calls on
@@ -69,10 +61,6 @@ class LlmContext(msgspec.Struct, frozen=True, kw_only=True):
     tools_enabled: bool
     older_messages: int = 0
     past_tool_calls: tuple[PastToolCall, ...] = ()
-
-
-PAST_TOOL_CALLS_LISTED = 20
-"""How many recent past tool calls :func:`llm_context` lists for the history tool."""
 
 
 def llm_context(state: AgentState) -> LlmContext:
@@ -95,8 +83,7 @@ def llm_context(state: AgentState) -> LlmContext:
     entries: list[ContextEntry] = []
     pending = len(groups)
     next_group = 0
-    for position in range(first, count):
-        message = messages[position]
+    for message in messages[first:] if first else messages:
         if message.streaming or (message.role == "assistant" and not message.content):
             continue
         while next_group < pending and groups[next_group][0] < message.seq:
@@ -109,7 +96,7 @@ def llm_context(state: AgentState) -> LlmContext:
     return LlmContext(
         system_prompt=state.config.system_prompt,
         entries=tuple(entries),
-        tools=tuple(state.tools.values()) if tools_enabled else (),
+        tools=state.tools.definitions if tools_enabled else (),
         tools_enabled=tools_enabled,
         older_messages=first,
         past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),
@@ -154,6 +141,24 @@ def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int
 
 
 def _past_calls(state: AgentState, in_context: tuple[str, ...]) -> tuple[PastToolCall, ...]:
+    """The most recent completed calls outside the context, newest first.
+
+    The state keeps the newest calls of the finished turns (every call of the open
+    turn is in its context); only when the history tool loaded some of those does
+    this scan the log further back, so the list stays the newest
+    :data:`PAST_TOOL_CALLS_LISTED`.
+    """
+    kept = state.past_calls
+    if not in_context:
+        return kept
+    skip = frozenset(in_context)
+    listed = tuple(call for call in kept if call.id not in skip)
+    if len(listed) == len(kept):
+        return listed
+    return _scan_past_calls(state, in_context)
+
+
+def _scan_past_calls(state: AgentState, in_context: tuple[str, ...]) -> tuple[PastToolCall, ...]:
     """The most recent completed calls outside the context, newest first."""
     log, calls = state.tool_call_log, state.tool_calls
     skip = frozenset(in_context)

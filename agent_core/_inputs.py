@@ -192,10 +192,11 @@ AgentInput = Union[
 
 INPUT_TYPES: tuple[type[_Input], ...] = AgentInput.__args__  # type: ignore[attr-defined]
 
-INPUT_TAGS: tuple[str, ...] = tuple(t.__struct_config__.tag for t in INPUT_TYPES)  # type: ignore[misc]
-"""Every input tag, in the order of the design's table."""
 
-
-def tag_of(inp: AgentInput) -> str:
-    """The wire tag of an input, e.g. ``"tool-call-completed"``."""
+def tag_of(inp: AgentInput | type[AgentInput]) -> str:
+    """The wire tag of an input or of an input class, e.g. ``"tool-call-completed"``."""
     return inp.__struct_config__.tag  # type: ignore[return-value]
+
+
+INPUT_TAGS: tuple[str, ...] = tuple(tag_of(t) for t in INPUT_TYPES)  # type: ignore[arg-type]
+"""Every input tag, in the order of the design's table."""

@@ -29,11 +29,7 @@ def _messages(state: AgentState) -> list[str]:
     if len(state.message_index) != len(state.messages):
         problems.append(f"message_index has {len(state.message_index)} ids for {len(state.messages)} messages")
     streaming = []
-    for position in range(len(state.messages)):
-        message = state.messages.get(position)
-        if message is None:
-            problems.append(f"messages has no entry at position {position}")
-            continue
+    for position, message in enumerate(state.messages):
         if state.message_index.get(message.id) != position:
             problems.append(f"message {message.id!r} at {position} is indexed at {state.message_index.get(message.id)}")
         if message.streaming:

@@ -1,11 +1,15 @@
-"""The agent's state: frozen Structs, with persistent maps for what grows with the session.
+r"""The agent's state: frozen Structs, with persistent collections for what grows with the session.
 
-Messages and tool-call records live in ``immutables.Map`` (a hash array mapped
-trie): adding one shares every other entry with the previous state, so a
-transition costs the same at 100 messages and at 100,000. Order is kept by
-position keys (``messages[i]``, ``tool_call_log[i]``) and by ``seq``, the
-number of the input that created an item; identity never comes from
-timestamps, because two inputs may share a millisecond.
+Messages and the tool-call order are :class:`Vector`\ s (persistent sequences),
+tool-call records an ``immutables.Map`` by id: adding one shares every other
+entry with the previous state, so a transition costs the same at 100 messages
+and at 100,000. Order is kept by position and by ``seq``, the number of the
+input that created an item; identity never comes from timestamps, because two
+inputs may share a millisecond.
+
+Every Struct here omits its default values when encoded (``omit_defaults``),
+so the state's canonical document, and its hash, stay the same when a release
+adds a field with a default.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from immutables import Map
 from ._config import AgentConfig
 from ._inputs import ToolResult
 from ._toolset import ToolSet
+from ._vector import Vector
 
 Role = Literal["user", "assistant"]
 ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
@@ -29,7 +34,7 @@ OutcomeKind = Literal["completed", "failed", "cancelled"]
 # neither trigger collections nor get walked by one, and each is 16 bytes smaller.
 
 
-class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """A user or assistant message. ``streaming`` is true between ``llm-message-started`` and its completion."""
 
     id: str
@@ -40,7 +45,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     at: int = 0
 
 
-class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """One external tool call: what the model asked for, where it stands, and its result once completed."""
 
     id: str
@@ -54,7 +59,19 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     completed_at: int = 0
 
 
-class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+PAST_TOOL_CALLS_LISTED = 20
+"""How many recent past tool calls :func:`llm_context` lists for the history tool."""
+
+
+class PastToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
+    """A completed tool call outside the context that the model may load with the history tool."""
+
+    id: str
+    name: str
+    parameters: str
+
+
+class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """The open ReAct loop: its context window, its tool calls, and the counters its guards read.
 
     ``open_call_ids`` are the calls waiting to run or running, ``awaiting_ids``
@@ -82,7 +99,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     repeats: tuple[tuple[str, str, int], ...] = ()
 
 
-class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """How the last turn ended. ``reason`` is a short code (``max-tool-calls``, ``timeout``...), ``detail`` the text."""
 
     kind: OutcomeKind
@@ -92,21 +109,25 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     at: int = 0
 
 
-_NO_MESSAGES: Map[int, Message] = Map()
+_NO_MESSAGES: Vector[Message] = Vector()
 _NO_INDEX: Map[str, int] = Map()
 _NO_CALLS: Map[str, ToolCallRecord] = Map()
-_NO_LOG: Map[int, str] = Map()
+_NO_LOG: Vector[str] = Vector()
 _NO_TOOLS = ToolSet()
 
 
-class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """The whole state of one agent session. Never mutated; every transition returns a new one.
 
-    ``messages`` maps position (0, 1, ...) to :class:`Message`; ``tool_calls``
-    maps tool call id to :class:`ToolCallRecord`, and ``tool_call_log`` maps
-    position to id in request order. ``turn`` is ``None`` between turns.
+    ``messages`` is the sequence of :class:`Message` in the order they arrived
+    (``message_index`` maps a message id to its position); ``tool_calls`` maps
+    tool call id to :class:`ToolCallRecord`, and ``tool_call_log`` is the
+    sequence of tool call ids in request order. ``turn`` is ``None`` between turns.
     ``tools`` is a read-only :class:`ToolSet` (name -> definition) in declared order.
     ``step`` counts accepted inputs; ``timestamp`` is the last one's time.
+    ``past_calls`` are the newest calls of the finished turns, newest first (at
+    most :data:`PAST_TOOL_CALLS_LISTED`), kept so that ``llm_context`` lists them
+    without scanning the log.
     """
 
     started: bool = False
@@ -115,10 +136,10 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tools: ToolSet = _NO_TOOLS
     timestamp: int = 0
     step: int = 0
-    messages: Map[int, Message] = _NO_MESSAGES
+    messages: Vector[Message] = _NO_MESSAGES
     message_index: Map[str, int] = _NO_INDEX
     tool_calls: Map[str, ToolCallRecord] = _NO_CALLS
-    tool_call_log: Map[int, str] = _NO_LOG
+    tool_call_log: Vector[str] = _NO_LOG
     turn: Turn | None = None
     turns: int = 0
     last_outcome: TurnOutcome | None = None
@@ -126,6 +147,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     called_llm_at: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    past_calls: tuple[PastToolCall, ...] = ()
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

@@ -24,18 +24,10 @@ import anthropic
 import openai
 
 from agent_core import SessionStarted, ToolDefinition, UserMessageReceived, llm_context, replay
-from effects.providers import (
-    AnthropicModel,
-    FakeProviderServer,
-    FakeToolCall,
-    OpenAIModel,
-    RecordedRequest,
-    Reply,
-    anthropic_stream,
-    openai_stream,
-)
+from effects.providers import AnthropicModel, OpenAIModel
 from effects.providers._anthropic_stream import read_events
 from effects.providers._openai_stream import read_stream
+from effects.testing import FakeProviderServer, FakeToolCall, RecordedRequest, Reply, anthropic_stream, openai_stream
 
 HELP = """\
 Measurements (time.perf_counter_ns, interleaved runs after a warm-up; median and min per chunk):

@@ -210,7 +210,7 @@ def replay_vs_decode(inputs: int, repeat: int) -> dict[str, Any]:
 
 def content_bytes(state: AgentState) -> int:
     """UTF-8 bytes of the session's message contents, tool-call parameters and results."""
-    total = sum(len(m.content.encode()) for m in state.messages.values())
+    total = sum(len(m.content.encode()) for m in state.messages)
     for record in state.tool_calls.values():
         result = record.result
         text = "" if result is None else result.content if isinstance(result, ToolSuccess) else result.error

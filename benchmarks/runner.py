@@ -41,7 +41,8 @@ from _common import table, write_results
 from _floor import machine_floor
 
 from agent_core import AgentConfig, LlmContext, Usage
-from effects import Agent, MachineEvent, ModelReply, ScriptedModel, call_tools, say, tool
+from effects import Agent, MachineEvent, ModelReply, tool
+from effects.testing import ScriptedModel, call_tools, say
 
 ROUNDS_PER_TURN = 5  # four rounds of tool calls, then the answer
 TARGET_US = 100.0

@@ -10,7 +10,9 @@
   append rate, resume with and without snapshots, full verification, and the
   cost of a turn digest against a full state hash (why turn ends record a digest);
 * log bytes per turn as a session grows (must stay flat: only new content is
-  written), next to the size of the state.
+  written), next to the size of the state;
+* the same workload on SQLite and on PostgreSQL (a server started from Debian's
+  binaries for the run): inputs/s, commit latency, resume time, bytes per round.
 
 Run ``python benchmarks/store.py`` (``--quick`` for a smoke run). Each phase
 runs in a fresh interpreter. Prints tables, writes ``benchmarks/results/store.json``.
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +38,13 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _backends import backends, report_backends
 from _common import INPUTS_PER_TURN, table, write_results
 from _common import session as realistic_session
 from runner import ROUNDS_PER_TURN, instant_model, lookup
 
 from agent_core import AgentConfig, AgentInput, AgentState, encode_input, encode_state, state_hash
-from effects import Agent, SessionJournal, SqliteStore, load_state, replay_session, turn_digest
+from effects import Agent, EventStore, SessionJournal, SqliteStore, load_state, replay_session, turn_digest
 
 TARGET_BYTES = 1_000_000
 TARGET_RESUME_MS = 5.0
@@ -82,9 +86,9 @@ class TimedJournal:
 # --- phase: the runner's workload, live -------------------------------------------------------
 
 
-async def live_session(path: Path, rounds: int, synchronous: str) -> TimedJournal:
-    """The runner's workload with a SQLite journal; returns the timed journal (closed: final snapshot saved)."""
-    timed = TimedJournal(SessionJournal(SqliteStore(path, synchronous=synchronous), "bench"))  # type: ignore[arg-type]
+async def live_session(opener: Callable[[], EventStore], rounds: int) -> TimedJournal:
+    """The runner's workload with a journal on ``opener()``; returns the timed journal (closed: final snapshot saved)."""
+    timed = TimedJournal(SessionJournal(opener(), "bench"))
     config = AgentConfig(max_identical_tool_calls=1_000_000)
     agent = Agent(instant_model(), tools=[lookup], config=config, journal=timed, session_id="bench")
     async with agent.running() as session:
@@ -101,7 +105,7 @@ def live(rounds: int, directory: Path) -> dict[str, Any]:
     for synchronous in ("FULL", "NORMAL"):
         path = directory / f"live-{synchronous}.db"
         start = time.perf_counter()
-        timed = anyio.run(live_session, path, rounds, synchronous)
+        timed = anyio.run(live_session, partial(SqliteStore, path, synchronous=synchronous), rounds)  # type: ignore[arg-type]
         seconds = time.perf_counter() - start
         inputs = sum(len(batch) for batch in timed.batches)
         latencies = sorted(timed.latencies_ms)
@@ -129,7 +133,7 @@ def live(rounds: int, directory: Path) -> dict[str, Any]:
 
 def grouped(rounds: int, directory: Path) -> dict[str, Any]:
     """Append the workload's inputs again: as the machine grouped them, and one per commit."""
-    timed = anyio.run(live_session, directory / "source.db", rounds, "OFF")
+    timed = anyio.run(live_session, lambda: SqliteStore(directory / "source.db", synchronous="OFF"), rounds)
     batches = timed.batches
     inputs = sum(len(batch) for batch in batches)
     out: dict[str, Any] = {"inputs": inputs, "inputs_per_commit": inputs / len(batches)}
@@ -220,7 +224,13 @@ def growth(turns: int, directory: Path) -> list[dict[str, Any]]:
 
 # --- driver ---------------------------------------------------------------------------------------------
 
-PHASES: dict[str, Callable[[int, Path], Any]] = {"live": live, "grouped": grouped, "big": big, "growth": growth}
+PHASES: dict[str, Callable[[int, Path], Any]] = {
+    "live": live,
+    "grouped": grouped,
+    "big": big,
+    "growth": growth,
+    "backends": lambda rounds, directory: backends(rounds, directory, live_session, file_bytes),
+}
 
 
 def in_subprocess(phase: str, size: int) -> Any:
@@ -248,6 +258,7 @@ def main() -> None:
         "grouped": in_subprocess("grouped", rounds),
         "big": in_subprocess("big", big_inputs),
         "growth": in_subprocess("growth", turns),
+        "backends": in_subprocess("backends", rounds),
     }
     report(results)
     path = write_results("store", {"mode": "quick" if args.quick else "full", **results})
@@ -260,6 +271,7 @@ def report(results: dict[str, Any]) -> None:
     report_append(results["grouped"])
     report_big(results["big"])
     report_growth(results["growth"])
+    report_backends(results["backends"], table)
 
 
 def report_live(live_run: dict[str, Any]) -> None:

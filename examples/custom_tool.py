@@ -13,7 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agent_core import ToolSuccess
-from effects import Agent, ManualClock, ScriptedModel, SequentialIds, call_tools, say, tool
+from effects import Agent, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 
 class Order(BaseModel):
@@ -68,11 +69,11 @@ async def main() -> None:
         session.deny("refund-2", "over the limit")
         await session.settled()
         state = session.state
-    for call_id in (state.tool_call_log[i] for i in range(len(state.tool_call_log))):
+    for call_id in state.tool_call_log:
         result = state.tool_calls[call_id].result
         text = f"success: {result.content}" if isinstance(result, ToolSuccess) else f"failure: {result and result.error}"
         print(f"{call_id} -> {text}")
-    print("assistant:", state.messages[len(state.messages) - 1].content)
+    print("assistant:", state.messages[-1].content)
 
 
 asyncio.run(main())

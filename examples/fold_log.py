@@ -62,13 +62,12 @@ def conversation(state: ac.AgentState) -> list[str]:
     for together share it and are printed together, each with its result.
     """
     timeline: list[tuple[int, int, list[str]]] = []
-    for position in range(len(state.messages)):
-        message = state.messages[position]
+    for message in state.messages:
         if message.role == "assistant" and not message.content:
             continue  # a reply abandoned before it produced text (a retry, or a newer user message)
         timeline.append((message.seq, 0, _block(message.role, message.content)))
-    for index in range(len(state.tool_call_log)):
-        record = state.tool_calls[state.tool_call_log[index]]
+    for index, call_id in enumerate(state.tool_call_log):
+        record = state.tool_calls[call_id]
         timeline.append((record.seq, 1 + index, _tool_call(record)))
     timeline.sort(key=lambda item: (item[0], item[1]))
     return [line for _, _, lines in timeline for line in lines]

@@ -7,7 +7,8 @@ Output includes: assistant: 2 + 3 = 5 and 10 + 20 = 30.
 import asyncio
 
 from agent_core import AgentConfig, phase, state_hash
-from effects import Agent, ScriptedModel, TextDelta, call_tools, say, tool
+from effects import Agent, TextDelta, tool
+from effects.testing import ScriptedModel, call_tools, say
 
 
 @tool
@@ -16,12 +17,10 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-model = ScriptedModel(
-    [
-        call_tools(("add", {"a": 2, "b": 3}), ("add", {"a": 10, "b": 20})),  # two calls, run in parallel
-        say("2 + 3 = 5 and 10 + 20 = 30."),  # the answer, streamed in chunks
-    ]
-)
+model = ScriptedModel([
+    call_tools(("add", {"a": 2, "b": 3}), ("add", {"a": 10, "b": 20})),  # two calls, run in parallel
+    say("2 + 3 = 5 and 10 + 20 = 30."),  # the answer, streamed in chunks
+])
 
 
 async def main() -> None:
@@ -29,9 +28,8 @@ async def main() -> None:
     async with agent.running() as session:
         session.subscribe(lambda event: print(event.text, end="|") if isinstance(event, TextDelta) else None)
         session.send("What are 2 + 3 and 10 + 20?")
-        await session.settled()  # the turn is done: nothing can progress without new input
-        state = session.state
-    for message in (state.messages[i] for i in range(len(state.messages))):
+        state = await session.turn_done()  # the model answered (retries and slow tools waited out)
+    for message in state.messages:
         print(f"\n{message.role}: {message.content}", end="")
     print(f"\nphase: {phase(state)}, state hash: {state_hash(state)[:16]}...")
 

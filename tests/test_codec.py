@@ -199,20 +199,37 @@ def test_malformed_msgpack_is_a_decode_error() -> None:
     assert str(info.value) == "MessagePack data is malformed: invalid opcode '\\xc1' (byte 0)"
 
 
-def test_a_state_of_another_schema_version_is_refused() -> None:
+def test_a_state_of_another_format_is_refused() -> None:
     doc = json.loads(ac.encode_state(ac.initial_state()))
-    doc["schema_version"] = 2
+    doc["format"] = 3
     with pytest.raises(ac.DecodeError) as info:
         ac.decode_state(json.dumps(doc).encode())
     assert str(info.value) == (
-        "state of schema version 2 cannot be read by this release (1); rebuild it by replaying the log"
+        "expected a state document of format 2, got format 3; rebuild the state by replaying the log"
     )
 
 
-def test_a_state_missing_a_field_is_a_decode_error() -> None:
+# A state as the release before state formats wrote it: every field present, no "format".
+FORMAT_1_STATE = (
+    b'{"schema_version":1,"started":true,"session_id":"s","config":{},"tools":[],"timestamp":5,"step":2,'
+    b'"messages":[{"id":"m1","role":"user","content":"hi","streaming":false,"seq":2,"at":5}],"tool_calls":[],'
+    b'"turn":null,"turns":1,"last_outcome":null,"queued":[],"called_llm_at":0,"input_tokens":0,"output_tokens":0}'
+)
+
+
+def test_a_state_written_before_formats_were_numbered_is_refused_never_misread() -> None:
     with pytest.raises(ac.DecodeError) as info:
-        ac.decode_state(b"{}")
-    assert str(info.value) == "Object missing required field `schema_version`"
+        ac.decode_state(FORMAT_1_STATE)
+    assert str(info.value) == (
+        "expected a state document of format 2, got one written before formats were numbered (format 1); "
+        "rebuild the state by replaying the log"
+    )
+
+
+def test_a_state_with_a_badly_typed_field_is_a_decode_error() -> None:
+    with pytest.raises(ac.DecodeError) as info:
+        ac.decode_state(b'{"format": 2, "started": "yes"}')
+    assert str(info.value) == "Expected `bool`, got `str` - at `$.started`"
 
 
 def test_decode_errors_are_value_errors_not_msgspec_errors() -> None:

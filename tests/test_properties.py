@@ -527,3 +527,31 @@ def test_states_that_differ_only_in_tool_order_are_not_equal() -> None:
     assert ac.llm_context(one) != ac.llm_context(other)
     assert one != other
     assert ac.state_hash(one) != ac.state_hash(other)
+
+
+# --- messages are a sequence in arrival order ---------------------------------------
+
+MERGING = sessions(config=agent_core.testing.agent_configs(user_message_policy=st.sampled_from(("merge", "interrupt"))))
+
+
+@given(MERGING)
+def test_messages_are_the_messages_of_the_inputs_in_the_order_they_arrived(inputs: list[ac.AgentInput]) -> None:
+    # Under "merge" and "interrupt" every message enters when its input arrives ("queue" holds some back).
+    state = ac.replay(inputs)
+    expected: dict[str, tuple[str, str]] = {}
+    for inp in inputs:
+        if isinstance(inp, ac.UserMessageReceived):
+            expected[inp.message_id] = ("user", inp.content)
+        elif isinstance(inp, ac.LlmMessageStarted):
+            expected[inp.message_id] = ("assistant", "")
+        elif isinstance(inp, ac.LlmMessageCompleted):
+            expected[inp.message_id] = ("assistant", inp.content)
+    assert [(m.id, m.role, m.content) for m in state.messages] == [(i, *rc) for i, rc in expected.items()]
+    messages = list(state.messages)
+    assert state.messages == tuple(messages) and len(state.messages) == len(messages)
+    if messages:
+        assert state.messages[-1] == messages[-1] and list(state.messages[-3:]) == messages[-3:]
+    requested = [
+        i for inp in inputs if isinstance(inp, ac.ReActObserved) for i in getattr(inp.observation, "tool_calls", {})
+    ]
+    assert list(state.tool_call_log) == requested

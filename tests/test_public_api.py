@@ -19,8 +19,10 @@ import pytest
 
 import agent_core
 import effects
+import effects.providers
+import effects.testing
 
-PACKAGES = [agent_core, effects]
+PACKAGES = [agent_core, effects, effects.providers, effects.testing]
 
 
 def isort_key(name: str) -> tuple[int, str]:

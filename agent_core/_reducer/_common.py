@@ -1,35 +1,36 @@
-"""What several handlers share: refusing an input, opening and ending turns, budget guards."""
+"""What several handlers share: refusing an input, and the guards that find what it refers to."""
 
 from __future__ import annotations
 
 from typing import NoReturn
 
-from immutables import Map
-from msgspec.structs import replace
-
 from .._errors import InvalidInput, Rejection
-from .._inputs import AgentInput, ToolFailure, tag_of
-from .._phase import phase, valid_inputs
-from .._state import AgentState, Message, OutcomeKind, ToolCallRecord, Turn, TurnOutcome
+from .._inputs import AgentInput, tag_of
+from .._phase import phase
+from .._state import (
+    AgentState,
+    ToolCallRecord,
+    Turn,
+)
 
 
 def reject(state: AgentState, inp: AgentInput, code: str, guard: str, message: str) -> NoReturn:
-    """Refuse ``inp``: raise :class:`InvalidInput` with a :class:`Rejection` built from the state."""
-    raise InvalidInput(
-        Rejection(code=code, guard=guard, message=message, input_type=tag_of(inp), valid_now=valid_inputs(state))
-    )
+    """Refuse ``inp``: raise :class:`InvalidInput` with a :class:`Rejection`.
+
+    The dispatcher completes the rejection with the input types valid now
+    (it owns the table that knows them), so handlers need not.
+    """
+    raise InvalidInput(Rejection(code=code, guard=guard, message=message, input_type=tag_of(inp)))
+
+
+WRONG_PHASE = "wrong-phase"
+"""The code of a rejection by phase; the dispatcher appends the input types the phase expects."""
 
 
 def reject_phase(state: AgentState, inp: AgentInput) -> NoReturn:
     """Refuse an input whose type the current phase does not accept."""
-    valid = ", ".join(valid_inputs(state))
-    reject(
-        state,
-        inp,
-        "wrong-phase",
-        "phase",
-        f"{tag_of(inp)} is not accepted while the session is {phase(state).value}; expected one of: {valid}",
-    )
+    message = f"{tag_of(inp)} is not accepted while the session is {phase(state).value}"
+    reject(state, inp, WRONG_PHASE, "phase", message)
 
 
 def require_turn(state: AgentState, inp: AgentInput) -> Turn:
@@ -103,133 +104,3 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
         reject(state, inp, "already-decided", "awaiting-approval", message)
     assert state.turn is not None  # awaiting calls exist only in an open turn
     return record, state.turn
-
-
-def append_message(state: AgentState, message: Message) -> tuple[Map[int, Message], Map[str, int]]:
-    """The message maps with ``message`` appended (the common case of :func:`append_messages`)."""
-    position = len(state.messages)
-    return state.messages.set(position, message), state.message_index.set(message.id, position)
-
-
-def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Map[int, Message], Map[str, int]]:
-    """The message maps with ``new`` appended in order."""
-    if len(new) == 1:
-        return append_message(state, new[0])
-    messages, index = state.messages, state.message_index
-    n = len(messages)
-    for message in new:
-        messages = messages.set(n, message)
-        index = index.set(message.id, n)
-        n += 1
-    return messages, index
-
-
-def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
-    """Append the user message(s) ``new`` and open a turn whose window shows at least all of them.
-
-    A budget already spent at the start (``max_model_calls=0``, ``max_tokens=0``)
-    trips at once. ``state`` already carries the input's timestamp and step.
-    """
-    messages, index = append_messages(state, new)
-    config = state.config
-    number = state.turns + 1
-    window = min(max(config.initial_context_window, len(new)), len(messages))
-    deadline = state.timestamp + config.max_turn_ms if config.max_turn_ms is not None else None
-    turn = Turn(number=number, started_at=state.timestamp, context_window_size=window, deadline=deadline)
-    # The turn's first model call is derived now, so the budgets apply to it too (a budget of 0).
-    return settle(replace(state, messages=messages, message_index=index, turn=turn, turns=number))
-
-
-def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, ToolCallRecord]:
-    """Complete every call in ``ids`` with a synthetic failure saying it did not (fully) run and ``why``."""
-    calls = state.tool_calls
-    at = state.timestamp
-    for call_id in ids:
-        record = calls[call_id]
-        if record.status == "running":
-            error = f"interrupted: {why} while the tool was running; its outcome is unknown"
-        elif record.status == "awaiting-approval":
-            error = f"not run: {why} before anyone approved the call"
-        else:
-            error = f"not run: {why} before the call started"
-        calls = calls.set(
-            call_id, replace(record, status="completed", result=ToolFailure(error=error), completed_at=at)
-        )
-    return calls
-
-
-def _close_streaming(state: AgentState, turn: Turn) -> Map[int, Message]:
-    if not turn.streaming_message_id:
-        return state.messages
-    position = state.message_index[turn.streaming_message_id]
-    return state.messages.set(position, replace(state.messages[position], streaming=False))
-
-
-def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "") -> AgentState:
-    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends.
-
-    Messages queued under the ``queue`` policy then open the next turn.
-    ``state`` already carries the input's timestamp and step.
-    """
-    turn = state.turn
-    assert turn is not None
-    dangling = turn.open_call_ids + turn.awaiting_ids
-    why = f"the turn was {kind} ({detail or reason})" if dangling else ""
-    state = replace(
-        state,
-        tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
-        messages=_close_streaming(state, turn),
-        turn=None,
-        last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),
-    )
-    if state.queued:
-        entering = tuple(replace(m, seq=state.step) for m in state.queued)
-        state = open_turn(replace(state, queued=()), entering)
-    return state
-
-
-def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
-    """A guard tripped (a budget, the deadline, stuck detection): fail the turn, or ask for a final answer.
-
-    Under ``on_budget_exhausted="final-answer"`` the turn stays open for exactly
-    one more model call with tools disabled; calls still open are closed first.
-    """
-    turn = state.turn
-    assert turn is not None
-    if state.config.on_budget_exhausted != "final-answer" or turn.final_answer:
-        return end_turn(state, "failed", reason, detail)
-    calls = close_calls(state, turn.open_call_ids + turn.awaiting_ids, f"{detail}, so the agent must answer now")
-    final = replace(
-        turn,
-        open_call_ids=(),
-        awaiting_ids=(),
-        retry_at=None,
-        deadline=None,
-        attempt=0,
-        final_answer=True,
-        exhausted=reason,
-        context_rev=turn.context_rev + 1,
-        streaming_message_id="",
-    )
-    return replace(state, tool_calls=calls, turn=final, messages=_close_streaming(state, turn))
-
-
-def final_answer_used_tools(state: AgentState) -> AgentState:
-    """The tool-less final answer asked for an internal tool anyway: the turn fails, so no
-    further model call is derived beyond the one the budget allowed."""
-    turn = state.turn
-    assert turn is not None
-    return end_turn(state, "failed", turn.exhausted, "the final answer asked for tools again")
-
-
-def settle(state: AgentState) -> AgentState:
-    """Check the model-call budgets at the moment a next model call would be derived."""
-    turn = state.turn
-    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None or turn.final_answer:
-        return state
-    config = state.config
-    if config.max_model_calls is not None and turn.model_calls >= config.max_model_calls:
-        return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
-    if config.max_tokens is not None and turn.tokens >= config.max_tokens:
-        return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    return state

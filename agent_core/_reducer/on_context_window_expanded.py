@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import ContextWindowExpanded
 from .._state import AgentState
-from ._common import final_answer_used_tools, require_not_streaming, require_thinking, settle
+from ._common import require_not_streaming, require_thinking
+from ._turns import final_answer_used_tools, settle
 
 
 def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) -> AgentState:

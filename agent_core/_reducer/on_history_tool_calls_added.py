@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import HistoryToolCallsAdded
 from .._state import AgentState
-from ._common import final_answer_used_tools, reject, require_not_streaming, require_thinking, settle
+from ._common import reject, require_not_streaming, require_thinking
+from ._turns import final_answer_used_tools, settle
 
 
 def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -> AgentState:

@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import LlmCallFailed
 from .._state import AgentState
-from ._common import end_turn, require_thinking
+from ._common import require_thinking
+from ._turns import close_streaming, end_turn
 
 
 def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
@@ -24,9 +25,6 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     if inp.retry_after_ms is not None:
         delay = max(delay, inp.retry_after_ms)
     # A call that was streaming is gone; the retry starts a fresh message.
-    messages = state.messages
-    if turn.streaming_message_id:
-        position = state.message_index[turn.streaming_message_id]
-        messages = messages.set(position, replace(messages[position], streaming=False))
+    messages = close_streaming(state.messages, state.message_index, turn)
     turn = replace(turn, attempt=failures, retry_at=inp.timestamp + delay, streaming_message_id="")
     return replace(state, turn=turn, messages=messages)

@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import LlmMessageStarted
 from .._state import AgentState, Message
-from ._common import append_message, reject, require_new_message_id, require_thinking
+from ._common import reject, require_new_message_id, require_thinking
+from ._turns import append_message
 
 
 def on_llm_message_started(state: AgentState, inp: LlmMessageStarted) -> AgentState:

@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import ReActCancelled
 from .._state import AgentState
-from ._common import end_turn, require_turn
+from ._common import require_turn
+from ._turns import end_turn
 
 
 def on_re_act_cancelled(state: AgentState, inp: ReActCancelled) -> AgentState:

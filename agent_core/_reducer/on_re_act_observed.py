@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from immutables import Map
 from msgspec.structs import replace
 
-from .._inputs import CompleteReAct, ContinueReAct, ReActObserved, ToolCallRequest, ToolFailure
+from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
-from ._common import end_turn, exhaust, reject, require_thinking, settle
+from .._vector import Vector
+from ._common import reject, require_not_streaming, require_thinking
 from ._stuck import Repeats, count_repeats
+from ._turns import end_turn, exhaust, final_answer_used_tools, settle
+
+
+class _Tripped(NamedTuple):
+    """A guard refused the batch: ``reason`` is the outcome code, ``detail`` why the calls were not run."""
+
+    reason: str
+    detail: str
 
 
 def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
@@ -21,15 +32,25 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     turn = require_thinking(state, inp)
     _validate(state, inp, turn)
     observation = inp.observation
-    if isinstance(observation, ContinueReAct) and not turn.final_answer:
-        requests = observation.tool_calls
-        config = state.config
-        limit = config.max_tool_calls
-        if limit is None or turn.tool_call_count + len(requests) <= limit:
-            repeats, stuck = count_repeats(turn, requests, config.max_identical_tool_calls)
-            if not stuck:
-                return settle(_continue(state, inp, turn, requests, repeats))
-    return _complete_or_guarded(state, inp, turn)
+    if isinstance(observation, CompleteReAct):
+        return _complete(state, inp, turn)
+    requests = observation.tool_calls
+    verdict = _verdict(state, turn, requests)
+    if isinstance(verdict, _Tripped):
+        return _guarded(state, inp, turn, requests, verdict)
+    return settle(_continue(state, inp, turn, requests, verdict))
+
+
+def _verdict(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest]) -> Repeats | _Tripped:
+    """The guards, evaluated once: the turn's new repeat counts, or the first guard that trips."""
+    if turn.final_answer:
+        return _Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
+    limit = state.config.max_tool_calls
+    if limit is not None and turn.tool_call_count + len(requests) > limit:
+        used = f"({turn.tool_call_count} used, {len(requests)} asked)"
+        return _Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
+    repeats, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
+    return _Tripped("stuck", stuck) if stuck else repeats
 
 
 def _continue(
@@ -44,12 +65,9 @@ def _continue(
     step = state.step + 1
     usage = inp.usage
     calls, log, opened, awaiting = _records(state, turn, requests, step, inp.timestamp, "")
-    turn = replace(
+    turn = _turn_counted(
         turn,
-        model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
-        attempt=0,
-        context_rev=turn.context_rev + 1,
+        inp,
         repeats=repeats,
         tool_call_ids=turn.tool_call_ids + tuple(requests),
         open_call_ids=opened,
@@ -69,65 +87,51 @@ def _continue(
     )
 
 
-def _complete_or_guarded(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
-    """Count the call, then close the turn as completed, or apply the guard that tripped."""
-    step = state.step + 1
+def _turn_counted(turn: Turn, inp: ReActObserved, **changes: Any) -> Turn:
+    """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
     usage = inp.usage
-    if isinstance(inp.observation, CompleteReAct):
-        # The turn closes, so its counters are not kept: only the session's are.
-        state = replace(
-            state,
-            timestamp=inp.timestamp,
-            step=step,
-            called_llm_at=inp.called_llm_at,
-            input_tokens=state.input_tokens + usage.input_tokens,
-            output_tokens=state.output_tokens + usage.output_tokens,
-        )
-        return end_turn(state, "completed", turn.exhausted)
-    spent = usage.input_tokens + usage.output_tokens
-    turn = replace(
+    return replace(
         turn,
         model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + spent,
+        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
         attempt=0,
         context_rev=turn.context_rev + 1,
+        **changes,
     )
-    state = replace(
+
+
+def _counted(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
+    """The state with the input's time and step, ``turn``, and the session's token counters."""
+    usage = inp.usage
+    return replace(
         state,
         timestamp=inp.timestamp,
-        step=step,
+        step=state.step + 1,
         turn=turn,
         called_llm_at=inp.called_llm_at,
         input_tokens=state.input_tokens + usage.input_tokens,
         output_tokens=state.output_tokens + usage.output_tokens,
     )
-    observation = inp.observation
-    assert isinstance(observation, ContinueReAct)
-    requests = observation.tool_calls
-    if turn.final_answer:
-        refused = "tools are disabled: the turn's budget is spent and it must answer now"
-        state = _record_requests(state, turn, requests, refused)
-        return end_turn(state, "failed", turn.exhausted, "the final answer asked for tools again")
-    limit = state.config.max_tool_calls
-    if limit is not None and turn.tool_call_count + len(requests) > limit:
-        detail = (
-            f"the turn's budget of {limit} tool calls is spent ({turn.tool_call_count} used, {len(requests)} asked)"
-        )
-        return exhaust(_record_requests(state, turn, requests, detail), "max-tool-calls", detail)
-    _, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
-    assert stuck, "on_re_act_observed records unguarded requests itself"
-    return exhaust(_record_requests(state, turn, requests, stuck), "stuck", stuck)
+
+
+def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
+    """Count the call and close the turn as completed (its counters are not kept: only the session's are)."""
+    return end_turn(_counted(state, inp, turn), "completed", turn.exhausted)
+
+
+def _guarded(
+    state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: _Tripped
+) -> AgentState:
+    """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
+    turn = _turn_counted(turn, inp)
+    state = _record_requests(_counted(state, inp, turn), turn, requests, tripped.detail)
+    if tripped.reason == "final-answer":
+        return final_answer_used_tools(state)
+    return exhaust(state, tripped.reason, tripped.detail)
 
 
 def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
-    if turn.streaming_message_id:
-        reject(
-            state,
-            inp,
-            "still-streaming",
-            "message-completed-first",
-            f"message {turn.streaming_message_id!r} is still streaming; expected llm-message-completed before re-act-observed",
-        )
+    require_not_streaming(state, inp, turn)
     if inp.called_llm_at > inp.timestamp:
         reject(
             state,
@@ -189,7 +193,7 @@ def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCall
 
 def _records(
     state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], step: int, at: int, refused: str
-) -> tuple[Map[str, ToolCallRecord], Map[int, str], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[Map[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
     With ``refused`` (a guard tripped), every call is recorded completed with a
@@ -229,7 +233,4 @@ def _records(
             completed_at=at if result is not None else 0,
         )
     # One update per map: the batch shares the path copies a set per call would repeat.
-    log = state.tool_call_log
-    calls = state.tool_calls.update(added)
-    log = log.update(dict(enumerate(added, start=len(log))))
-    return calls, log, opened, awaiting
+    return state.tool_calls.update(added), state.tool_call_log.extend(added), opened, awaiting

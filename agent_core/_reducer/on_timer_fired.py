@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import TimerFired
 from .._state import AgentState
-from ._common import exhaust, reject, require_turn
+from ._common import reject, require_turn
+from ._turns import exhaust
 
 
 def on_timer_fired(state: AgentState, inp: TimerFired) -> AgentState:

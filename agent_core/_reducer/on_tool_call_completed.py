@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import ToolCallCompleted
 from .._state import AgentState
-from ._common import find_call, reject, settle
+from ._common import find_call, reject
+from ._turns import settle
 
 
 def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentState:

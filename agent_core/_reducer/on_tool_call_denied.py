@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import ToolCallDenied, ToolFailure
 from .._state import AgentState
-from ._common import find_awaiting_call, settle
+from ._common import find_awaiting_call
+from ._turns import settle
 
 
 def on_tool_call_denied(state: AgentState, inp: ToolCallDenied) -> AgentState:

@@ -6,7 +6,8 @@ from msgspec.structs import replace
 
 from .._inputs import UserMessageReceived
 from .._state import AgentState, Message
-from ._common import append_message, end_turn, open_turn, require_new_message_id
+from ._common import require_new_message_id
+from ._turns import append_message, close_streaming, end_turn, open_turn
 
 
 def on_user_message_received(state: AgentState, inp: UserMessageReceived) -> AgentState:
@@ -34,10 +35,8 @@ def _merge(state: AgentState, message: Message) -> AgentState:
     turn = state.turn
     assert turn is not None
     messages, index = append_message(state, message)
-    if turn.streaming_message_id:
-        # The model call that was streaming is superseded by a call that sees the new message.
-        position = index[turn.streaming_message_id]
-        messages = messages.set(position, replace(messages[position], streaming=False))
+    # The model call that was streaming is superseded by a call that sees the new message.
+    messages = close_streaming(messages, index, turn)
     turn = replace(
         turn,
         context_window_size=turn.context_window_size + 1,

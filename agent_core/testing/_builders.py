@@ -20,6 +20,7 @@ from .._inputs import (
     LlmMessageStarted,
     ReActCancelled,
     ReActObserved,
+    SessionStarted,
     TimerFired,
     ToolCallApproved,
     ToolCallCompleted,
@@ -31,6 +32,7 @@ from .._inputs import (
 from .._state import AgentState
 from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import session_started
+from ._per_kind import per_kind
 from ._values import EPOCH_MS, PARAMETERS, texts, tool_results, usages
 
 
@@ -138,19 +140,22 @@ _RESULTS = tool_results()
 _RETRY_AFTER = st.none() | st.integers(0, 60_000)
 _RETRYABLE = st.sampled_from((True, True, False))  # outages and rate limits are the usual failure
 
-BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = {
-    "session-started": _session,
-    "user-message-received": _user_message,
-    "llm-message-started": _message_started,
-    "llm-message-completed": _message_completed,
-    "re-act-observed": _observed,
-    "llm-call-failed": _failed,
-    "tool-call-started": _started,
-    "tool-call-completed": _completed,
-    "tool-call-approved": _approved,
-    "tool-call-denied": _denied,
-    "context-window-expanded": _expanded,
-    "history-tool-calls-added": _history,
-    "timer-fired": _timer,
-    "re-act-cancelled": _cancelled,
-}
+BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
+    {
+        SessionStarted: _session,
+        UserMessageReceived: _user_message,
+        LlmMessageStarted: _message_started,
+        LlmMessageCompleted: _message_completed,
+        ReActObserved: _observed,
+        LlmCallFailed: _failed,
+        ToolCallStarted: _started,
+        ToolCallCompleted: _completed,
+        ToolCallApproved: _approved,
+        ToolCallDenied: _denied,
+        ContextWindowExpanded: _expanded,
+        HistoryToolCallsAdded: _history,
+        TimerFired: _timer,
+        ReActCancelled: _cancelled,
+    },
+    "builders",
+)

@@ -28,7 +28,8 @@ from .._inputs import (
     Usage,
     UserMessageReceived,
 )
-from .._phase import Phase, phase, valid_inputs
+from .._phase import Phase, phase
+from .._reducer import valid_inputs
 from .._state import AgentState
 from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import BY_TAG, session_started

@@ -30,6 +30,7 @@ from .._inputs import (
     ToolCallStarted,
     UserMessageReceived,
 )
+from ._per_kind import per_kind
 from ._values import agent_configs, field, ids, observations, texts, timestamps, tool_lists, tool_results, usages
 
 
@@ -157,22 +158,25 @@ def re_act_cancelled(*, timestamp: Ts = None) -> SearchStrategy[ReActCancelled]:
     return st.builds(ReActCancelled, timestamp=_at(timestamp), reason=texts())
 
 
-BY_TAG: dict[str, Any] = {
-    "session-started": session_started,
-    "user-message-received": user_message_received,
-    "llm-message-started": llm_message_started,
-    "llm-message-completed": llm_message_completed,
-    "re-act-observed": re_act_observed,
-    "llm-call-failed": llm_call_failed,
-    "tool-call-started": tool_call_started,
-    "tool-call-completed": tool_call_completed,
-    "tool-call-approved": tool_call_approved,
-    "tool-call-denied": tool_call_denied,
-    "context-window-expanded": context_window_expanded,
-    "history-tool-calls-added": history_tool_calls_added,
-    "timer-fired": timer_fired,
-    "re-act-cancelled": re_act_cancelled,
-}
+BY_TAG: dict[str, Any] = per_kind(
+    {
+        SessionStarted: session_started,
+        UserMessageReceived: user_message_received,
+        LlmMessageStarted: llm_message_started,
+        LlmMessageCompleted: llm_message_completed,
+        ReActObserved: re_act_observed,
+        LlmCallFailed: llm_call_failed,
+        ToolCallStarted: tool_call_started,
+        ToolCallCompleted: tool_call_completed,
+        ToolCallApproved: tool_call_approved,
+        ToolCallDenied: tool_call_denied,
+        ContextWindowExpanded: context_window_expanded,
+        HistoryToolCallsAdded: history_tool_calls_added,
+        TimerFired: timer_fired,
+        ReActCancelled: re_act_cancelled,
+    },
+    "input strategies",
+)
 """The input strategy of each tag; each accepts at least ``timestamp=``."""
 
 

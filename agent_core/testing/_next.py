@@ -16,25 +16,31 @@ from .._phase import Phase, phase
 from .._state import AgentState
 from ._builders import BUILDERS
 from ._draw import due_at, pick
+from ._per_kind import per_kind
 
 # How often each kind is drawn among those possible, most progress first (shrinking
 # prefers the front of the list): a session mostly moves forward, now and then it
 # is cancelled, interrupted or times out.
-_WEIGHTS = (
-    ("re-act-observed", 6),
-    ("tool-call-started", 6),
-    ("tool-call-completed", 5),
-    ("llm-message-completed", 4),
-    ("tool-call-approved", 3),
-    ("user-message-received", 2),
-    ("llm-message-started", 2),
-    ("session-started", 1),
-    ("tool-call-denied", 1),
-    ("llm-call-failed", 1),
-    ("context-window-expanded", 1),
-    ("history-tool-calls-added", 1),
-    ("timer-fired", 1),
-    ("re-act-cancelled", 1),
+_WEIGHTS = tuple(
+    per_kind(
+        {
+            "re-act-observed": 6,
+            "tool-call-started": 6,
+            "tool-call-completed": 5,
+            "llm-message-completed": 4,
+            "tool-call-approved": 3,
+            "user-message-received": 2,
+            "llm-message-started": 2,
+            "session-started": 1,
+            "tool-call-denied": 1,
+            "llm-call-failed": 1,
+            "context-window-expanded": 1,
+            "history-tool-calls-added": 1,
+            "timer-fired": 1,
+            "re-act-cancelled": 1,
+        },
+        "weights",
+    ).items()
 )
 
 

@@ -1,8 +1,24 @@
-"""The agent runtime: the agent's effects run by a machine, behind the ``Agent`` / ``Session`` facade."""
+"""The agent runtime: the agent's effects run by a machine, behind the ``Agent`` / ``Session`` facade,
+and durable sessions over a store (``open_session``)."""
 
+from ._context import EffectContext
 from ._events import TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
+from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._runtime import AgentRuntime
 from ._session import Agent, Session
 
-__all__ = ["Agent", "AgentRuntime", "IdSource", "RandomIds", "SequentialIds", "Session", "TextDelta"]
+__all__ = [
+    "INTERRUPTED",
+    "Agent",
+    "AgentRuntime",
+    "EffectContext",
+    "IdSource",
+    "RandomIds",
+    "SequentialIds",
+    "Session",
+    "TextDelta",
+    "complete_interrupted",
+    "interrupted_calls",
+    "open_session",
+]

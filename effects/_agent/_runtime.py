@@ -1,81 +1,98 @@
-"""``AgentRuntime``: the agent's ``run_effect``, the clock and ids it stamps inputs with.
+"""``AgentRuntime``: the agent's ``run_effect``, over the narrow context its effect handlers use.
 
-One runtime serves one session. It turns each effect ``effects_at`` derives
-into a controller: ``call-llm`` asks the model, ``call-tool`` runs a tool,
-``wait-until`` sleeps on the clock, and each dispatches its outcome back.
+One runtime serves one session. Each effect ``effects_at`` derives goes to
+the handler of its kind (one module each, as the reducer has one per input
+kind): ``call-llm`` asks the model, ``call-tool`` runs a tool, ``wait-until``
+sleeps on the clock; each dispatches its outcome back as inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NoReturn
+from collections.abc import Awaitable, Callable
+from typing import assert_never
 
-from agent_core import (
-    AgentInput,
-    AgentState,
-    CallLlm,
-    CallTool,
-    Effect,
-    WaitUntil,
-)
+from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, WaitUntil
 
 from .._clock import Clock
-from .._machine import Controller, MachineEvent, effect
+from .._machine import Controller, Dispatch
 from .._model import Model
 from .._tools import Toolbox
 from ._ids import IdSource
-from ._llm import call_llm
-from ._tool_call import StartedTracker, call_tool, wait_until
+from .call_llm import call_llm
+from .call_tool import call_tool
+from .wait_until import wait_until
 
 
 class AgentRuntime:
-    """What the agent's effects need: the model, the tools, the clock, the id source.
+    """The :class:`EffectContext` of one session, and its ``run_effect``.
 
-    ``current`` and ``emit`` are bound to the machine once it exists
-    (:meth:`attach`). Timestamps never go backwards: each is at least the
-    previous one and the state's, even if the wall clock is set back.
+    ``floor`` gives the timestamp of the newest input applied (the machine's
+    ``current().timestamp``): new timestamps never go below it nor below any
+    stamped before, even if the wall clock is set back.
     """
 
-    def __init__(self, model: Model, toolbox: Toolbox, clock: Clock, ids: IdSource) -> None:
-        self.model = model
-        self.toolbox = toolbox
-        self.clock = clock
-        self.ids = ids
-        self.current: Callable[[], AgentState] = _not_attached
-        self.emit: Callable[[MachineEvent], None] = _not_attached
-        self.started_tracker: StartedTracker | None = None
+    def __init__(
+        self, model: Model, toolbox: Toolbox, clock: Clock, ids: IdSource, floor: Callable[[], int] = lambda: 0
+    ) -> None:
+        self._model = model
+        self._toolbox = toolbox
+        self._clock = clock
+        self._ids = ids
+        self._floor = floor
         self._last = 0
 
-    def attach(self, current: Callable[[], AgentState], emit: Callable[[MachineEvent], None]) -> None:
-        """Bind the machine's ``current`` and ``emit``."""
-        self.current = current
-        self.emit = emit
+    @property
+    def model(self) -> Model:
+        """The session's model."""
+        return self._model
+
+    @property
+    def toolbox(self) -> Toolbox:
+        """The session's tools."""
+        return self._toolbox
+
+    @property
+    def clock(self) -> Clock:
+        """The session's clock."""
+        return self._clock
 
     def stamp(self, at_least: int = 0) -> int:
-        """The timestamp for a new input: the clock's time, never earlier than any stamped before."""
-        now = max(self.clock.now_ms(), self._last, self.current().timestamp, at_least)
+        """The timestamp for a new input: the clock's time, never earlier than any input the session has."""
+        now = max(self._clock.now_ms(), self._last, self._floor(), at_least)
         self._last = now
         return now
 
-    def new_message_id(self, kind: str) -> str:
-        """A message id from the id source, skipping ids the session already uses (e.g. after a resume)."""
-        state = self.current()
+    def new_message_id(self, kind: str, state: AgentState) -> str:
+        """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""
         used, queued = state.message_index, {m.id for m in state.queued}
-        message_id = self.ids.new_id(kind)
+        message_id = self._ids.new_id(kind)
         while message_id in used or message_id in queued:
-            message_id = self.ids.new_id(kind)
+            message_id = self._ids.new_id(kind)
         return message_id
 
     def run_effect(self, eff: Effect, state: AgentState, key: str) -> Controller[AgentInput]:
-        """The controller that runs ``eff`` (derived from ``state`` under ``key``)."""
-        if type(eff) is CallTool:
-            return effect(lambda dispatch: call_tool(self, eff, state, dispatch))
-        if type(eff) is CallLlm:
-            return effect(lambda dispatch: call_llm(self, eff, state, dispatch))
-        if type(eff) is WaitUntil:
-            return effect(lambda dispatch: wait_until(self, eff, dispatch))
-        raise TypeError(f"expected a CallLlm, CallTool or WaitUntil effect, got {type(eff).__name__} (key {key!r})")
+        """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler."""
+        return _Run(self, eff, state)
 
 
-def _not_attached(*_: object) -> NoReturn:
-    raise RuntimeError("the agent runtime is not attached to a machine; call attach(current, emit) first")
+class _Run:
+    """A controller: the effect, the state it was derived from, and the context to run it in."""
+
+    __slots__ = ("ctx", "eff", "state")
+
+    def __init__(self, ctx: AgentRuntime, eff: Effect, state: AgentState) -> None:
+        self.ctx, self.eff, self.state = ctx, eff, state
+
+    def start(self, dispatch: Dispatch[AgentInput], /) -> Awaitable[None]:
+        # Hands back the handler's own coroutine: no frame of its own per effect.
+        eff = self.eff
+        if isinstance(eff, CallTool):
+            return call_tool(self.ctx, eff, self.state, dispatch)
+        if isinstance(eff, CallLlm):
+            return call_llm(self.ctx, eff, self.state, dispatch)
+        if isinstance(eff, WaitUntil):
+            return wait_until(self.ctx, eff, dispatch)
+        assert_never(eff)
+
+    def __repr__(self) -> str:
+        return f"<agent effect {self.eff!r}>"

@@ -39,7 +39,6 @@ from .._model import Model
 from .._tools import Tool, Toolbox
 from ._ids import IdSource, RandomIds
 from ._runtime import AgentRuntime
-from ._tool_call import StartedTracker
 
 
 class Agent:
@@ -88,17 +87,13 @@ class Agent:
         subscribed at the top of the block see it; a resumed one (``initial``)
         reconciles from its state.
         """
-        runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids)
         start = self.initial if self.initial is not None else initial_state()
+        runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids, floor=lambda: machine.current().timestamp)
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(
             start, transition, effects_at, runtime.run_effect, rejects=InvalidInput, journal=self.journal
         )
-        runtime.attach(machine.current, machine.emit)
-        if self.journal is not None:
-            runtime.started_tracker = StartedTracker()
-            machine.subscribe(runtime.started_tracker.handle)
         async with machine.running():
             if self.initial is None:
                 # Dispatched once running, so subscribers added as the block starts see it too.
@@ -111,6 +106,10 @@ class Agent:
                     )
                 )
             yield Session(machine, runtime)
+
+
+def _turn_waits(state: AgentState) -> bool:
+    return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
 
 
 class Session:
@@ -144,7 +143,7 @@ class Session:
 
     def send(self, text: str) -> str:
         """Send a user message (``user-message-received``); returns its message id."""
-        message_id = self._runtime.new_message_id("user")
+        message_id = self._runtime.new_message_id("user", self.machine.current())
         self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
         return message_id
 
@@ -169,9 +168,23 @@ class Session:
         return self._runtime.stamp()
 
     async def settled(self) -> None:
-        """Return when nothing can progress without outside input: a reply is done, a tool waits
-        for approval, or only a timer (a retry backoff, the deadline) is left."""
+        """Return when nothing can progress without outside input or the clock: a reply is done, a
+        tool waits for approval, or only a timer (a retry backoff, the deadline) is left.
+
+        For "wait until the model has answered", use :meth:`turn_done`: it also
+        waits out retry backoffs and slow tools on a real clock.
+        """
         await self.machine.settled()
+
+    async def turn_done(self) -> AgentState:
+        """Wait until no turn is open (the model answered, or the turn failed or was cancelled) or the
+        turn waits for a person (``awaiting-approval``); return that state.
+
+        ``state.last_outcome`` tells how the turn ended. Retry backoffs, the
+        turn deadline and slow tools are waited out. If the session stops
+        because of an error meanwhile, raises :class:`~effects.MachineStopped`.
+        """
+        return await self.machine.until(_turn_waits)
 
     def subscribe(self, handler: Callable[[MachineEvent], None]) -> Callable[[], None]:
         """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function."""

@@ -4,6 +4,7 @@ Usable for any reducer, not only the agent. Import the public names from ``effec
 """
 
 from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, StepResult
+from ._errors import EffectInputRefused, MachineStopped
 from ._events import (
     EffectCanceled,
     EffectCompleted,
@@ -13,10 +14,9 @@ from ._events import (
     InputRejected,
     MachineEvent,
     StateUpdated,
-    SubscriberFailed,
 )
 from ._machine import Machine
-from ._protocols import Controller, Journal, effect
+from ._protocols import Controller, Dispatch, Journal, effect
 from ._reconcile import Plan, reconcile
 from ._run import parked
 
@@ -24,9 +24,11 @@ __all__ = [
     "MACHINE_STOPPED",
     "NO_LONGER_DERIVED",
     "Controller",
+    "Dispatch",
     "EffectCanceled",
     "EffectCompleted",
     "EffectFailed",
+    "EffectInputRefused",
     "EffectStarted",
     "InputReceived",
     "InputRejected",
@@ -34,10 +36,10 @@ __all__ = [
     "Machine",
     "MachineCore",
     "MachineEvent",
+    "MachineStopped",
     "Plan",
     "StateUpdated",
     "StepResult",
-    "SubscriberFailed",
     "effect",
     "parked",
     "reconcile",

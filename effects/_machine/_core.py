@@ -108,6 +108,10 @@ class MachineCore(Generic[S, I, E]):
         """The running effects by key, in start order (a read-only view)."""
         return self._running.copy()
 
+    def tracks(self, key: str) -> bool:
+        """Whether the state (as of the last reconciliation) derives ``key``, with its effect running or ended."""
+        return key in self._running or key in self._ended
+
     def ended_keys(self) -> tuple[str, ...]:
         """Keys whose effect ended while the state still derives them (they are not restarted)."""
         return tuple(self._ended)

@@ -11,7 +11,6 @@ text, progress) by subclassing :class:`MachineEvent` and calling ``emit``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 import msgspec
@@ -84,27 +83,15 @@ class EffectCompleted(MachineEvent, Generic[E], frozen=True, kw_only=True):
 
 
 class EffectFailed(MachineEvent, Generic[E], frozen=True, kw_only=True):
-    """The effect under ``key`` raised ``error`` (or could not be started).
+    """The effect under ``key`` raised ``error`` (or ``run_effect`` raised for it).
 
-    It is not restarted while the state keeps deriving ``key``: a retry is the
-    reducer's decision, expressed as a new key.
+    Published just before the error stops the machine: an exception from an
+    effect's own code is a bug, and it leaves ``Machine.running()``. Failures an
+    effect expects (a tool raising, a provider error) are turned into inputs by
+    the effect itself and never reach this event.
     """
 
     type: ClassVar[str] = "effect-failed"
     key: str
     effect: E
     error: BaseException
-
-
-class SubscriberFailed(MachineEvent, frozen=True, kw_only=True):
-    """A subscriber raised ``error`` while handling ``event``.
-
-    The machine and the other subscribers carry on: this event goes to the
-    other subscribers, and the failure is also logged on the ``effects.machine``
-    logger. The failing subscriber stays subscribed.
-    """
-
-    type: ClassVar[str] = "subscriber-failed"
-    handler: Callable[[MachineEvent], None]
-    event: MachineEvent
-    error: Exception

@@ -12,12 +12,15 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects
+from ._commits import Commits
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
 from ._events import MachineEvent
+from ._host import MachineHost
 from ._loop import Waker, reraise_single, threadsafe_scheduler
 from ._protocols import Controller, Journal
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
+from ._waits import Waits
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
@@ -37,6 +40,14 @@ class Machine(Generic[S, I, E]):
     types, or when ``check(state, input)`` returns a rejection (see
     :class:`MachineCore`). ``journal.append`` makes each batch durable before
     anyone sees its states or an effect depending on it starts.
+
+    Exceptions always propagate. An error raised by an effect's own code
+    (``effect-failed`` is published first), by a subscriber, by ``transition``
+    (other than the ``rejects`` types), ``effects_at`` or the journal stops the
+    machine: every effect is cancelled and the error leaves ``running()`` as
+    itself. So does an input an effect dispatched that the state refused while
+    still deriving that effect (:class:`EffectInputRefused`): the session would
+    otherwise wait forever for an effect that has given up.
 
     Inputs dispatched while the machine is stopped wait in its queue: they are
     applied when it starts. On exit, inputs still queued are applied (and
@@ -59,14 +70,16 @@ class Machine(Generic[S, I, E]):
         self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
         self._journal = journal
         self._subscribers = Subscribers()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify)
+        self._waits = Waits()
+        self._commits: Commits[I] = Commits()
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
         self._wake: Waker | None = None
-        self._changed: anyio.Event | None = None
         self._broken = False  # a batch raised: the machine stops without applying anything more
+        self._host = MachineHost(self._enqueue, self._commits, self._subscribers.publish, lambda: self._schedule)
 
     # -- observing -----------------------------------------------------------------------------
 
@@ -83,7 +96,8 @@ class Machine(Generic[S, I, E]):
 
         Handlers run synchronously on the event loop thread. Inputs they dispatch
         are queued and applied after the current batch. A handler that raises is
-        logged and reported to the others as ``SubscriberFailed``; it stays subscribed.
+        a bug: the error stops the machine and leaves ``running()`` (an
+        assertion in a test's subscriber fails the test).
         """
         return self._subscribers.add(handler)
 
@@ -105,7 +119,6 @@ class Machine(Generic[S, I, E]):
         self._enqueue(inp)
 
     def _enqueue(self, inp: I) -> None:
-        """:meth:`dispatch` for callers known to be on the loop thread (effect runs check it themselves)."""
         self._queue.append(inp)
         if self._wake is not None:
             self._wake.wake()
@@ -119,29 +132,36 @@ class Machine(Generic[S, I, E]):
             )
         self._schedule(self.dispatch, inp)
 
+    # -- waiting -------------------------------------------------------------------------------
+
     async def settled(self) -> None:
         """Return when no input is queued and every effect task has finished or is :func:`parked`.
 
         That is: nothing can progress without outside input or the clock moving.
         The condition must hold across two scheduling passes, so an effect whose
         wait was just satisfied (a clock advanced, an event set) resumes first.
+        Raises :class:`MachineStopped` if an error stops the machine meanwhile.
         """
         if self._tg is None:
             raise RuntimeError(
                 "Machine.settled() needs a running machine; call it inside `async with machine.running():`"
             )
-        while True:
-            while not self._is_settled():
-                if self._changed is None:
-                    self._changed = anyio.Event()
-                await self._changed.wait()
-                if self._tg is None:
-                    return  # the machine stopped meanwhile: nothing will progress any more
-            # trio resumes the tasks woken in one pass in random order: two passes let them all run.
-            await anyio.lowlevel.checkpoint()
-            await anyio.lowlevel.checkpoint()
-            if self._is_settled():
-                return
+        await self._waits.settled(self._is_settled, self._is_running)
+
+    async def until(self, predicate: Callable[[S], bool]) -> S:
+        """Wait until no input is queued and ``predicate(current())`` holds; return that state.
+
+        It is asked after every batch (not only when the machine is settled), so it
+        waits out timers on a real clock. Raises :class:`MachineStopped` if the
+        machine stops because of an error meanwhile, ``RuntimeError`` if it stops
+        otherwise before the predicate holds.
+        """
+        core = self._core
+        await self._waits.until(lambda: not self._queue and predicate(core.current()), self._is_running)
+        return core.current()
+
+    def _is_running(self) -> bool:
+        return self._tg is not None
 
     def _is_settled(self) -> bool:
         return not self._queue and not self._tasks.active
@@ -149,9 +169,8 @@ class Machine(Generic[S, I, E]):
     def _notify(self) -> None:
         """Wake whoever waits in :meth:`settled`, when there is something to see."""
         # Checking here, not in the waiter, spares it a wake-up per batch and per effect end.
-        if self._changed is not None and self._is_settled():
-            self._changed.set()
-            self._changed = None
+        if self._waits.waiting_for_quiet() and self._is_settled():
+            self._waits.quiet()
 
     # -- running -------------------------------------------------------------------------------
 
@@ -160,13 +179,14 @@ class Machine(Generic[S, I, E]):
         """Run the machine for the duration of the block; effects are cancelled on exit.
 
         On entry the queued inputs are applied and the effects the state derives
-        start. An error from ``transition`` (other than the ``rejects`` types),
-        ``check``, ``effects_at`` or the journal stops the machine and propagates
-        out of the block unwrapped (``run_effect`` raising is reported as
-        ``effect-failed`` for that key instead).
+        start. An error from an effect, ``run_effect``, a subscriber,
+        ``transition`` (other than the ``rejects`` types), ``check``,
+        ``effects_at`` or the journal stops the machine: the block is cancelled,
+        every effect too, and the error propagates out of the block unwrapped.
         """
         if self._tg is not None:
             raise RuntimeError("Machine.running() was entered while the machine is already running; enter it once")
+        self._waits.failure = None
         try:
             async with anyio.create_task_group() as tg:
                 try:
@@ -181,7 +201,11 @@ class Machine(Generic[S, I, E]):
                 finally:
                     tg.cancel_scope.cancel(MACHINE_STOPPED)  # the loop task; the effects ended already
         except BaseExceptionGroup as group:
+            self._waits.fail(group)
             reraise_single(group)
+        except Exception as error:
+            self._waits.fail(error)
+            raise
 
     def _start(self, tg: anyio.abc.TaskGroup) -> Waker:
         self._tg = tg
@@ -192,19 +216,23 @@ class Machine(Generic[S, I, E]):
         return wake
 
     def _stop(self) -> None:
+        failing = self._broken or self._waits.failure is not None
         try:
-            if self._queue and not self._broken:
+            if self._queue and not failing:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
                 batch = list(self._queue)
                 self._queue.clear()
-                self._publish_all(self._core.apply(batch, journal=self._journal, reconcile=False).events)
+                result = self._core.apply(batch, journal=self._journal, reconcile=False)
+                self._commits.settle(result.accepted, result.rejected, self._core)
+                self._publish_all(result.events)
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
-            self._publish_all(self._core.stop(MACHINE_STOPPED))
+            stopped = self._core.stop(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
-            if self._changed is not None:  # release waiters of settled(), settled or not
-                self._changed.set()
-                self._changed = None
+            self._commits.stop()
+            self._waits.stopped()
+            if not failing:  # a failing machine tells no one more: a subscriber may be what failed
+                self._publish_all(stopped)
 
     async def _loop(self, tg: anyio.abc.TaskGroup, wake: Waker) -> None:
         while True:
@@ -219,21 +247,30 @@ class Machine(Generic[S, I, E]):
 
     def _process(self) -> None:
         """Apply the queued inputs as one batch, publish the timeline, cancel and start effects."""
+        try:
+            self._apply_queue()
+        except Exception as error:
+            self._waits.fail(error)
+            raise
+
+    def _apply_queue(self) -> None:
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
-        result = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
+        result: StepResult[S, I, E] = self._core.apply(batch, journal=self._journal, events=bool(self._subscribers))
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)
+        self._commits.settle(result.accepted, result.rejected, self._core)
         self._publish_all(result.events)
         if result.starting:
-            assert self._schedule is not None
             state = self._core.current()
             for key, eff in result.starting.items():
-                self._tasks.launch(self._enqueue, self._schedule, key, eff, state)
+                self._tasks.launch(self._host, key, eff, state)
+        self._waits.applied()
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish
         for event in events:
             publish(event)
+

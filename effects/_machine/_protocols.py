@@ -1,29 +1,58 @@
-"""What a machine asks of its host: controllers that run effects, and a journal for durability."""
+"""What a machine asks of its host (controllers that run effects, a journal for durability) and what it
+hands each running effect (a :class:`Dispatch`)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 I = TypeVar("I")  # noqa: E741 - the input type
 I_co = TypeVar("I_co", covariant=True)
 I_contra = TypeVar("I_contra", contravariant=True)
 S_contra = TypeVar("S_contra", contravariant=True)
 
-Dispatch = Callable[[I], None]
+
+class Dispatch(Protocol[I_contra]):
+    """What a running effect feeds the machine through: the ``dispatch`` its controller's ``start`` receives.
+
+    * ``dispatch(inp)`` queues ``inp``; it is applied with the next batch.
+    * ``await dispatch.dispatch_committed(inp)`` queues ``inp`` and waits until
+      the machine applied it (and, with a journal, made it durable): ``True``,
+      or ``False`` when the state refused it. An effect that must not act before
+      its input is a fact (a tool runs only once its ``tool-call-started`` is
+      durable) awaits this instead of watching events.
+    * ``dispatch.emit(event)`` publishes a display event (streamed text,
+      progress) to the subscribers now; it never enters the journal.
+
+    Once the effect is cancelled, its dispatches and emits are dropped.
+    """
+
+    def __call__(self, inp: I_contra, /) -> None:
+        """Queue ``inp`` for the next batch. Never blocks; callable from any thread."""
+        ...
+
+    async def dispatch_committed(self, inp: I_contra, /) -> bool:
+        """Queue ``inp``; return ``True`` once it is applied (and journaled), ``False`` if it was refused."""
+        ...
+
+    def emit(self, event: Any, /) -> None:
+        """Publish a ``MachineEvent`` subclass instance to the subscribers now (from the loop's thread)."""
+        ...
 
 
 class Controller(Protocol[I_co]):
     """A runnable effect, as returned by ``run_effect(effect, state, key)``.
 
-    ``start(dispatch)`` runs the effect to its end, feeding results back with
-    ``dispatch``. The machine runs it in a task of its own task group and stops
-    it by cancelling that task, so an effect needs no ``cancel`` method: clean up
-    in ``finally`` blocks or context managers. Returning is ``effect-completed``,
-    raising is ``effect-failed``. Once cancelled, its dispatches are dropped.
+    ``start(dispatch)`` runs the effect to its end, feeding results back through
+    ``dispatch`` (a :class:`Dispatch`). The machine runs it in a task of its own
+    task group and stops it by cancelling that task, so an effect needs no
+    ``cancel`` method: clean up in ``finally`` blocks or context managers.
+    Returning is ``effect-completed``. Raising is a bug: ``effect-failed`` is
+    published and the error stops the machine (it leaves ``Machine.running()``);
+    an effect turns the failures it expects into inputs instead.
     """
 
-    def start(self, dispatch: Callable[[I_co], None], /) -> Awaitable[None]:
+    def start(self, dispatch: Dispatch[I_co], /) -> Awaitable[None]:
         """Run the effect; return when it is done. Usually written ``async def start(self, dispatch)``."""
         ...
 

@@ -26,35 +26,36 @@ class Cancellable(Protocol):
         ...
 
 
+class RunHost(Protocol[I]):
+    """What an effect run needs from its machine."""
+
+    def enqueue(self, inp: I, origin: EffectRun[I] | None, /) -> None:
+        """Queue ``inp`` (from the loop's thread); ``origin`` is the run that dispatched it."""
+        ...
+
+    async def committed(self, inp: I, /) -> bool:
+        """Queue ``inp`` and wait until it was applied (``True``) or refused (``False``)."""
+        ...
+
+    def publish(self, event: Any, /) -> None:
+        """Publish ``event`` to the subscribers now."""
+        ...
+
+    def schedule(self, callback: Callable[..., object], /, *args: object) -> object:
+        """Run ``callback(*args)`` soon on the loop's thread; callable from any thread."""
+        ...
+
+
 class EffectRun(Generic[I]):
-    """The bookkeeping of one started effect: what cancels it, whether it was cancelled, whether it is parked."""
+    """One started effect: the :class:`~effects.Dispatch` its controller receives, and its bookkeeping
+    (what cancels it, whether it was cancelled, whether it is parked)."""
 
-    __slots__ = (
-        "cancelled",
-        "dispatch_to",
-        "done",
-        "effect",
-        "handle",
-        "key",
-        "loop_thread",
-        "on_parked",
-        "parked",
-        "schedule",
-        "started",
-    )
+    __slots__ = ("cancelled", "done", "effect", "handle", "host", "key", "loop_thread", "on_parked", "parked", "started")
 
-    def __init__(
-        self,
-        key: str,
-        effect: object,
-        dispatch_to: Callable[[I], None],
-        schedule: Callable[..., object],
-        on_parked: Callable[[bool], None],
-    ) -> None:
+    def __init__(self, key: str, effect: object, host: RunHost[I], on_parked: Callable[[bool], None]) -> None:
         self.key = key
         self.effect = effect
-        self.dispatch_to = dispatch_to
-        self.schedule = schedule  # runs a callback on the loop thread, from any thread
+        self.host = host
         self.on_parked = on_parked  # called with True when the run parks, False when it resumes
         self.loop_thread = threading.get_ident()
         self.handle: Cancellable | None = None  # set by whoever starts the run's task
@@ -63,15 +64,31 @@ class EffectRun(Generic[I]):
         self.done = False  # the task exited: parking reports from tasks that outlive it are ignored
         self.parked = 0
 
-    def dispatch(self, inp: I) -> None:
+    def __call__(self, inp: I, /) -> None:
         """Feed ``inp`` to the machine, unless this run was cancelled (then it is dropped)."""
         if threading.get_ident() != self.loop_thread:
-            self.schedule(self.dispatch, inp)  # decide on the loop thread, where `cancelled` is written
+            self.host.schedule(self, inp)  # decide on the loop thread, where `cancelled` is written
             return
         if self.cancelled:
             logger.debug("dropped %r from cancelled effect %r", inp, self.key)
             return
-        self.dispatch_to(inp)
+        self.host.enqueue(inp, self)
+
+    async def dispatch_committed(self, inp: I, /) -> bool:
+        """Feed ``inp`` and wait for the machine's verdict: ``True`` once applied (and journaled)."""
+        if threading.get_ident() != self.loop_thread:
+            raise RuntimeError(
+                f"dispatch_committed() was called from another thread (effect {self.key!r}); "
+                "await it in the effect's own task, on the event loop's thread"
+            )
+        if self.cancelled:
+            return False
+        return await self.host.committed(inp)
+
+    def emit(self, event: Any, /) -> None:
+        """Publish ``event`` to the subscribers now, unless this run was cancelled."""
+        if not self.cancelled:
+            self.host.publish(event)
 
     def cancel(self, reason: str) -> None:
         """Cancel the run's task; from now on its dispatches are dropped."""

@@ -1,15 +1,12 @@
-"""Delivery of events to subscribers, where one subscriber raising never breaks the others."""
+"""Delivery of events to subscribers. A subscriber that raises is a bug: the error propagates."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
-from ._events import MachineEvent, SubscriberFailed
+from ._events import MachineEvent
 
 Handler = Callable[[MachineEvent], None]
-
-logger = logging.getLogger("effects.machine")
 
 
 class Subscribers:
@@ -40,22 +37,11 @@ class Subscribers:
         return bool(self._snapshot)
 
     def publish(self, event: MachineEvent) -> None:
-        """Call every handler with ``event``; a handler that raises is reported, not propagated."""
+        """Call every handler with ``event``. A handler that raises stops the delivery: the error propagates
+        to whoever published (the machine, which stops with it, or the effect that emitted)."""
         for handler in self._snapshot:
             try:
                 handler(event)
             except Exception as error:
-                self._report(handler, event, error)
-
-    def _report(self, failed: Handler, event: MachineEvent, error: Exception) -> None:
-        logger.error("subscriber %r raised while handling %s", failed, event.type, exc_info=error)
-        if isinstance(event, SubscriberFailed):
-            return  # a failure while handling a failure report is only logged: no cascade
-        report = SubscriberFailed(handler=failed, event=event, error=error)
-        for handler in self._snapshot:
-            if handler is failed:
-                continue
-            try:
-                handler(report)
-            except Exception as second:
-                logger.error("subscriber %r raised while handling %s", handler, report.type, exc_info=second)
+                error.add_note(f"raised by subscriber {handler!r} while handling {event.type}")
+                raise

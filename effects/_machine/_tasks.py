@@ -11,7 +11,6 @@ and every cancellation carries a reason.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Generic, Protocol, TypeVar
@@ -22,13 +21,11 @@ from ._core import MachineCore
 from ._events import MachineEvent
 from ._loop import on_asyncio, reraise_single
 from ._protocols import Controller
-from ._run import Cancellable, EffectRun, enter_run, leave_run
+from ._run import Cancellable, EffectRun, RunHost, enter_run, leave_run
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
-
-logger = logging.getLogger("effects.machine")
 
 
 class ScopeLike(Cancellable, AbstractContextManager[object], Protocol):
@@ -51,11 +48,13 @@ class EffectTasks(Generic[S, I, E]):
         run_effect: Callable[[E, S, str], Controller[I]],
         publish: Callable[[MachineEvent], None],
         on_quiet: Callable[[], None],
+        on_failure: Callable[[BaseException], None],
     ) -> None:
         self._core = core
         self._run_effect = run_effect
         self._publish = publish
         self._on_quiet = on_quiet
+        self._on_failure = on_failure
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
         self._native: asyncio.TaskGroup | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -89,16 +88,15 @@ class EffectTasks(Generic[S, I, E]):
         except BaseExceptionGroup as group:
             reraise_single(group)  # the anyio group around wraps it again; one level is unwrapped at a time
 
-    def launch(
-        self, dispatch: Callable[[I], None], schedule: Callable[..., object], key: str, eff: E, state: S
-    ) -> None:
-        """Start ``eff`` under ``key``; ``run_effect`` raising is reported as the effect failing."""
+    def launch(self, host: RunHost[I], key: str, eff: E, state: S) -> None:
+        """Start ``eff`` under ``key``. ``run_effect`` raising is the effect failing: reported, then raised."""
         try:
             controller = self._run_effect(eff, state, key)
         except Exception as error:
             self._report_end(key, error)
-            return
-        run: EffectRun[I] = EffectRun(key, eff, dispatch, schedule, self._parked)
+            error.add_note(f"raised by run_effect for effect {key!r}")
+            raise
+        run: EffectRun[I] = EffectRun(key, eff, host, self._parked)
         if self._native is not None:
             run.handle = self._native.create_task(self._run_native(run, controller), name=f"effect {key}")
         else:
@@ -130,9 +128,10 @@ class EffectTasks(Generic[S, I, E]):
         run.started = True
         token = enter_run(run)
         try:
-            await controller.start(run.dispatch)
+            await controller.start(run)
         except Exception as error:
-            self._ended(run, error)
+            self._failed(run, error)
+            raise
         else:
             self._ended(run, None)
         finally:
@@ -143,9 +142,10 @@ class EffectTasks(Generic[S, I, E]):
         token = enter_run(run)
         try:
             with scope:
-                await controller.start(run.dispatch)
+                await controller.start(run)
         except Exception as error:
-            self._ended(run, error)
+            self._failed(run, error)
+            raise
         else:
             self._ended(run, None)
         finally:
@@ -165,13 +165,21 @@ class EffectTasks(Generic[S, I, E]):
 
     def _ended(self, run: EffectRun[I], error: Exception | None) -> None:
         if run.cancelled or self._runs.get(run.key) is not run:
-            if error is not None:
-                logger.warning("effect %r raised while being cancelled", run.key, exc_info=error)
-            return
+            return  # cancelled meanwhile: its end is no news
         del self._runs[run.key]
         self._report_end(run.key, error)
+
+    def _failed(self, run: EffectRun[I], error: Exception) -> None:
+        """An effect raised: a bug. Report ``effect-failed``; the caller re-raises, which stops the machine."""
+        error.add_note(f"raised by effect {run.key!r} ({run.effect!r})")
+        self._on_failure(error)
+        self._ended(run, error)
 
     def _report_end(self, key: str, error: Exception | None) -> None:
         event = self._core.effect_ended(key, error)
         if event is not None:
-            self._publish(event)
+            try:
+                self._publish(event)
+            except Exception as failure:  # a subscriber's bug: it stops the machine, from this task
+                self._on_failure(failure)
+                raise

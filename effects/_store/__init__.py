@@ -11,49 +11,57 @@ from ._errors import (
     ReplayDiverged,
     SessionExists,
     SessionNotFound,
+    StoreDamaged,
     StoreError,
+    StoreUnavailable,
 )
+from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
-from ._protocol import EventStore
+from ._open import open_store
+from ._postgres import PostgresStore
+from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
-from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 
 __all__ = [
+    "DEFAULT_FOLLOW_INTERVAL",
     "DEFAULT_SNAPSHOT_EVERY",
-    "INTERRUPTED",
     "ConcurrencyError",
     "EventStore",
     "LogDamaged",
     "MemoryStore",
     "NotAStore",
     "Origin",
+    "PostgresStore",
     "ReplayDiverged",
     "ReplayReport",
     "SessionExists",
     "SessionInfo",
     "SessionJournal",
     "SessionNotFound",
+    "SharedStore",
     "Snapshot",
     "SqliteStore",
+    "StoreDamaged",
     "StoreError",
+    "StoreUnavailable",
     "StoredInput",
     "TimelineEntry",
     "chain_hash",
-    "complete_interrupted",
     "export_session",
+    "follow_store",
     "fork_session",
     "import_session",
-    "interrupted_calls",
     "load_state",
-    "open_session",
+    "open_store",
     "replay_session",
+    "session_exists",
     "timeline",
     "turn_digest",
 ]

@@ -5,6 +5,8 @@
     ├── SessionNotFound    no session by that id in the store (also a KeyError)
     ├── SessionExists      creating (forking, importing) a session whose id is taken
     ├── NotAStore          the file is not an agent-core store (not SQLite, or another schema)
+    ├── StoreUnavailable   cannot be used now (server down, disk full, read-only): fix that, retry
+    ├── StoreDamaged       the database file itself is damaged (truncated, overwritten): restore it
     ├── LogDamaged         stored bytes changed, went missing or were reordered: names the record
     └── ReplayDiverged     the reducer now behaves differently on a logged input: names the record
 
@@ -57,6 +59,18 @@ class SessionExists(StoreError):
 
 class NotAStore(StoreError):
     """The file cannot be used as a store: not a SQLite database, or not one agent-core wrote."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be used now: its server is unreachable, its disk full or failing, or it is read-only.
+
+    Nothing was written that was not committed; the message says what to fix,
+    then retry (a session resumes from what was committed).
+    """
+
+
+class StoreDamaged(StoreError):
+    """The store's database file is damaged (truncated, overwritten): restore it from a backup or an export."""
 
 
 class LogDamaged(StoreError):

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
-from agent_core import AgentInput, AgentState, DecodeError, InvalidInput, encode_state, tag_of, transition
+from agent_core import (
+    AgentInput,
+    AgentState,
+    DecodeError,
+    InvalidInput,
+    initial_state,
+    state_digest,
+    tag_of,
+    transition,
+)
 
 from ._digest import turn_digest
 from ._errors import LogDamaged, ReplayDiverged
@@ -20,14 +28,14 @@ class Position(NamedTuple):
     seq: int
     head: bytes
 
+    @classmethod
+    def start(cls) -> Position:
+        """Before the first record: the initial state, record 0, the chain's genesis hash."""
+        return cls(initial_state(), 0, GENESIS)
+
 
 Step = Callable[[StoredInput, AgentInput, AgentState, AgentState], None]
 """Called after each record with the record, its input, the state before and the state after."""
-
-
-def full_hash(state: AgentState) -> bytes:
-    """:func:`agent_core.state_hash` as 32 bytes."""
-    return hashlib.sha256(encode_state(state, format="msgpack")).digest()
 
 
 def fold(
@@ -53,7 +61,7 @@ def fold(
         if digests:
             _check_turn(session_id, record, inp, state, after)
         if states and record.state_hash is not None:
-            _compare(session_id, record, inp, "state hash", record.state_hash, full_hash(after))
+            _compare(session_id, record, inp, "state hash", record.state_hash, state_digest(after))
         if on_step is not None:
             on_step(record, inp, state, after)
         state, seq, head = after, record.seq, chained
@@ -63,8 +71,16 @@ def fold(
 def _verified(
     session_id: str, records: Iterable[StoredInput], stop: int, seq: int, head: bytes
 ) -> Iterator[tuple[StoredInput, AgentInput, bytes]]:
-    """Each record after ``seq`` up to ``stop`` with its decoded input and chain hash, after checking
-    its number and its place in the hash chain; raises :class:`LogDamaged` where the log is broken."""
+    """Each record after ``seq`` up to ``stop`` with its decoded input and chain hash (see :func:`chained`)."""
+    for record, chained_hash in chained(session_id, records, stop, seq, head):
+        yield record, _decode(session_id, record), chained_hash
+
+
+def chained(
+    session_id: str, records: Iterable[StoredInput], stop: int, seq: int = 0, head: bytes = GENESIS
+) -> Iterator[tuple[StoredInput, bytes]]:
+    """Each record after ``seq`` up to ``stop`` with its chain hash, after checking its number and its place
+    in the hash chain, without decoding it; raises :class:`LogDamaged` where the log is broken."""
     for record in records:
         if record.seq > stop:
             break
@@ -76,7 +92,7 @@ def _verified(
         head = chain_hash(head, record.data)
         if head != record.hash:
             raise LogDamaged(session_id, seq, "its bytes do not match its hash (changed, or copied from elsewhere)")
-        yield record, _decode(session_id, record), head
+        yield record, head
     if seq < stop:
         raise LogDamaged(session_id, seq + 1, f"record is missing: the log ends at record {seq}, expected {stop}")
 

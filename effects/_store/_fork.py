@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from agent_core import initial_state
-
 from ._errors import SessionExists
 from ._fold import Position, fold
 from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
 from ._protocol import EventStore, session_exists
-from ._records import GENESIS, Origin, StoredInput
+from ._records import Origin, StoredInput
 
 
 def fork_session(
@@ -35,7 +33,7 @@ def fork_session(
     if new_id is not None and session_exists(store, new_id):
         raise SessionExists(new_id, store.session(new_id).length)
     copied: list[StoredInput] = []
-    start = Position(initial_state(), 0, GENESIS)
+    start = Position.start()
     end = fold(session_id, store.read(session_id, 1, at), start, at, on_step=lambda record, *_: copied.append(record))
     store.append(target, copied, expected=0, parent=Origin(session_id=session_id, seq=at))
     journal = SessionJournal(store, target, position=end, snapshot_every=snapshot_every)

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from msgspec.structs import replace
 
-from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, encode_state, initial_state, transition
+from agent_core import (
+    SCHEMA_VERSION,
+    STATE_FORMAT,
+    AgentInput,
+    AgentState,
+    encode_input,
+    encode_state,
+    state_digest,
+    transition,
+)
 
 from ._digest import turn_digest
 from ._fold import Position
-from ._load import load_position
+from ._load import load_for_append
 from ._protocol import EventStore
-from ._records import GENESIS, Origin, Snapshot, StoredInput, chain_hash
+from ._records import Origin, Snapshot, StoredInput, chain_hash
 
 DEFAULT_SNAPSHOT_EVERY = 500
 """Inputs between snapshots (at least): bounds the fold on load to a few milliseconds."""
@@ -58,7 +66,7 @@ class SessionJournal:
     ) -> None:
         self.store = store
         self.session_id = session_id
-        self._position = position or Position(initial_state(), 0, GENESIS)
+        self._position = position or Position.start()
         self._every = max(1, snapshot_every)
         self._parent = parent
         self._snapshot_seq = snapshot_seq
@@ -68,8 +76,11 @@ class SessionJournal:
     def open(
         cls, store: EventStore, session_id: str, *, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY
     ) -> SessionJournal:
-        """A journal continuing an existing session (loaded from its snapshot and tail)."""
-        position, used = load_position(store, session_id)
+        """A journal continuing an existing session (loaded from its snapshot and tail).
+
+        Raises :class:`LogDamaged` when any record fails the hash chain: nothing is appended to a damaged log.
+        """
+        position, used = load_for_append(store, session_id)
         return cls(store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used)
 
     @property
@@ -155,4 +166,4 @@ class SessionJournal:
 
 def _snapshot(state: AgentState, seq: int) -> Snapshot:
     data = encode_state(state, format="msgpack")
-    return Snapshot(seq=seq, schema_version=SCHEMA_VERSION, state_hash=hashlib.sha256(data).digest(), data=data)
+    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
+from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
-from agent_core import SCHEMA_VERSION, AgentState, DecodeError, decode_state, initial_state
-
-from ._fold import Position, fold
+from ._fold import Position, chained, fold
 from ._protocol import EventStore
-from ._records import GENESIS, Snapshot
+from ._records import Snapshot
 
 
 def load_position(store: EventStore, session_id: str, at: int | None = None) -> tuple[Position, int]:
@@ -22,7 +20,7 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
     stop = length if at is None else at
     if not 0 <= stop <= length:
         raise ValueError(f"session {session_id!r} has records 1 to {length}; got {at}")
-    start, used, records = Position(initial_state(), 0, GENESIS), 0, None
+    start, used, records = Position.start(), 0, None
     snapshot = store.load_snapshot(session_id, at_most=stop)
     state = _usable(snapshot)
     if snapshot is not None and state is not None:
@@ -36,6 +34,19 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
     return fold(session_id, records, start, stop), used
 
 
+def load_for_append(store: EventStore, session_id: str) -> tuple[Position, int]:
+    """:func:`load_position` at the end, after also checking the hash chain of the records the snapshot skipped.
+
+    A session is appended to only when its whole log verifies: otherwise new
+    records would extend a chain every tool refuses. Raises :class:`LogDamaged`
+    naming the first bad record.
+    """
+    position, used = load_position(store, session_id)
+    for _ in chained(session_id, store.read(session_id, 1, used), used):
+        pass
+    return position, used
+
+
 def load_state(store: EventStore, session_id: str, at: int | None = None) -> AgentState:
     """The state of a session after record ``at`` (default: after its last record).
 
@@ -46,10 +57,10 @@ def load_state(store: EventStore, session_id: str, at: int | None = None) -> Age
 
 
 def _usable(snapshot: Snapshot | None) -> AgentState | None:
-    """The snapshot's state if it is of this schema and its bytes hash to its recorded state hash."""
-    if snapshot is None or snapshot.schema_version != SCHEMA_VERSION:
+    """The snapshot's state if it is of this state format and its bytes hash to its recorded state hash."""
+    if snapshot is None or snapshot.schema_version != STATE_FORMAT:
         return None
-    if hashlib.sha256(snapshot.data).digest() != snapshot.state_hash:
+    if state_digest(snapshot.data) != snapshot.state_hash:
         return None
     try:
         return decode_state(snapshot.data, format="msgpack")

@@ -10,8 +10,11 @@ changes: a new one would get a new codec number.
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import msgspec
+
+from ._records import Snapshot, StoredInput
 
 RAW = 0
 """Row codec: the bytes as they are."""
@@ -68,3 +71,30 @@ def unpack(codec: int, packed: bytes) -> bytes:
     except zlib.error as error:
         raise ValueError(f"the compressed record is damaged ({error})") from None
     raise ValueError(f"unknown row codec {codec}; expected 0, 1 or 2 (was the store written by a newer release?)")
+
+
+def stored_input(row: tuple[Any, ...]) -> StoredInput:
+    """A record from a SQL row ``(seq, version, codec, data, hash, turn_digest, state_hash)``.
+
+    Bytes that cannot be restored become ``b""``: the hash chain check then names the record as damaged.
+    """
+    seq, version, codec, packed, digest, turn_digest, state_hash = row
+    try:
+        data = unpack(codec, packed)
+    except ValueError:
+        data = b""
+    return StoredInput(
+        seq=seq, schema_version=version, data=data, hash=digest, turn_digest=turn_digest, state_hash=state_hash
+    )
+
+
+def stored_snapshot(row: tuple[Any, ...] | None) -> Snapshot | None:
+    """A snapshot from a SQL row ``(seq, version, state_hash, codec, data)``; ``None`` for no row or bytes that
+    cannot be restored (a snapshot is a cache: a damaged one only costs a longer fold)."""
+    if row is None:
+        return None
+    seq, version, state_hash, codec, packed = row
+    try:
+        return Snapshot(seq=seq, schema_version=version, state_hash=state_hash, data=unpack(codec, packed))
+    except ValueError:
+        return None

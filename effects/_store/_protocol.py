@@ -15,7 +15,8 @@ class EventStore(Protocol):
     A store does not interpret inputs: hashing, folding and verification live
     above it (:class:`SessionJournal`, :func:`load_session`,
     :func:`replay_session`), so a backend is small. Implementations:
-    :class:`SqliteStore` (the default) and :class:`MemoryStore` (tests).
+    :class:`SqliteStore` (the default, one file), :class:`PostgresStore` (one log for
+    many machines) and :class:`MemoryStore` (tests); :func:`open_store` picks one from a path or a URL.
     """
 
     def append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import msgspec
 
@@ -50,8 +51,10 @@ class StoredInput(msgspec.Struct, frozen=True, kw_only=True):
 class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
     """A cached state after record ``seq``: ``data`` is :func:`agent_core.encode_state` as MessagePack.
 
-    A snapshot is only a cache: one of another ``schema_version``, or whose
-    bytes do not hash to ``state_hash``, is ignored and the log is folded instead.
+    ``schema_version`` is the state document's format (:data:`agent_core.STATE_FORMAT`),
+    not the log's schema. A snapshot is only a cache: one of another format (written
+    by an older release), or whose bytes do not hash to ``state_hash``, is ignored and
+    the log is folded instead.
     """
 
     seq: int
@@ -81,6 +84,15 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     first_timestamp: int = 0
     last_timestamp: int = 0
     parent: Origin | None = None
+
+
+def session_info(row: Any) -> SessionInfo:
+    """A :class:`SessionInfo` from a row ``(name, length, head, first, last, parent, parent_seq)`` of a SQL store."""
+    name, length, head, first, last, parent, parent_seq = row
+    origin = None if parent is None else Origin(session_id=parent, seq=parent_seq)
+    return SessionInfo(
+        session_id=name, length=length, head=head, first_timestamp=first, last_timestamp=last, parent=origin
+    )
 
 
 class _Stamp(msgspec.Struct):

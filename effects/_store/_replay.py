@@ -6,11 +6,12 @@ from collections.abc import Callable
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, initial_state, state_hash
+from agent_core import AgentInput, AgentState, state_hash
 
-from ._fold import Position, fold
+from ._errors import LogDamaged, ReplayDiverged
+from ._fold import Position, chained, fold
 from ._protocol import EventStore
-from ._records import GENESIS, StoredInput
+from ._records import StoredInput
 
 Progress = Callable[[int, int], None]
 """Receives ``(records done, records in all)`` while a long replay runs."""
@@ -58,9 +59,13 @@ def replay_session(
         if progress is not None and record.seq % PROGRESS_EVERY == 0:
             progress(record.seq, stop)
 
-    start = Position(initial_state(), 0, GENESIS)
+    start = Position.start()
     records = store.read(session_id, 1, stop)
-    end = fold(session_id, records, start, stop, digests=verify, states=verify, on_step=on_step)
+    try:
+        end = fold(session_id, records, start, stop, digests=verify, states=verify, on_step=on_step)
+    except ReplayDiverged as diverged:
+        _blame_damage(store, session_id, stop, diverged)
+        raise
     if progress is not None:
         progress(stop, stop)
     return ReplayReport(
@@ -71,3 +76,22 @@ def replay_session(
         state=end.state,
         state_hash=state_hash(end.state),
     )
+
+
+def _blame_damage(store: EventStore, session_id: str, stop: int, diverged: ReplayDiverged) -> None:
+    """Raise :class:`LogDamaged` instead of ``diverged`` when the hash chain fails further on.
+
+    A record changed on disk together with its own hash passes the chain and
+    makes the reducer diverge; the chain then fails at the next record. That
+    divergence is storage damage, not a changed reducer.
+    """
+    try:
+        for _ in chained(session_id, store.read(session_id, 1, stop), stop):
+            pass
+    except LogDamaged as damage:
+        raise LogDamaged(
+            session_id,
+            diverged.record,
+            f"replay diverges here ({diverged.kind}) and the hash chain fails at record {damage.record} "
+            f"({damage.problem}): this may be storage damage rather than a changed reducer",
+        ) from diverged

@@ -6,12 +6,11 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, unpack
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, timestamp_of
-from ._sqlite_schema import Synchronous, connect
+from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
+from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
+from ._sqlite_schema import Synchronous, connect, sqlite_errors
 from ._validate import check_batch
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -48,7 +47,7 @@ class SqliteStore:
     ) -> None:
         """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`)."""
         rows = [(r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash) for r in records]
-        with self._lock, self._transaction():
+        with self._lock, sqlite_errors(self.path), self._transaction():
             found = self._db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
             actual = 0 if found is None else found[1]
             if actual != expected:
@@ -72,23 +71,23 @@ class SqliteStore:
 
     def session(self, session_id: str) -> SessionInfo:
         """One session's metadata."""
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE name = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self._count())
-        return _info(row)
+        return session_info(row)
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, in creation order."""
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             rows = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
-        return [_info(row) for row in rows]
+        return [session_info(row) for row in rows]
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
         key, _ = self._key(session_id)
         codec, data = pack_snapshot(snapshot.data)
-        with self._lock, self._transaction():
+        with self._lock, sqlite_errors(self.path), self._transaction():
             self._db.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?)",
                 (key, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data),
@@ -102,19 +101,13 @@ class SqliteStore:
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
         key, length = self._key(session_id)
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute(
                 "SELECT seq, version, state_hash, codec, CAST(data AS BLOB) FROM snapshots "
                 "WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
                 (key, length if at_most is None else at_most),
             ).fetchone()
-        if row is None:
-            return None
-        try:
-            data = unpack(row[3], row[4])
-        except ValueError:
-            return None  # a snapshot is a cache: a damaged one only costs a longer fold
-        return Snapshot(seq=row[0], schema_version=row[1], state_hash=row[2], data=data)
+        return stored_snapshot(row)
 
     def close(self) -> None:
         """Close the connection."""
@@ -140,50 +133,26 @@ class SqliteStore:
         return cursor.lastrowid
 
     def _key(self, session_id: str) -> tuple[int, int]:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             row = self._db.execute("SELECT id, length FROM sessions WHERE name = ?", (session_id,)).fetchone()
         if row is None:
             raise SessionNotFound(session_id, self._count())
         return row[0], row[1]
 
     def _count(self) -> int:
-        with self._lock:
+        with self._lock, sqlite_errors(self.path):
             count: int = self._db.execute("SELECT count(*) FROM sessions").fetchone()[0]
         return count
 
     def _records(self, key: int, start: int, last: int) -> Iterator[StoredInput]:
         for low in range(start, last + 1, _CHUNK):
-            with self._lock:
+            with self._lock, sqlite_errors(self.path):
                 rows = self._db.execute(
                     "SELECT seq, version, codec, CAST(data AS BLOB), CAST(hash AS BLOB), turn_digest, state_hash FROM inputs "
                     "WHERE session = ? AND seq BETWEEN ? AND ? ORDER BY seq",
                     (key, low, min(low + _CHUNK - 1, last)),
                 ).fetchall()
-            for seq, version, codec, data, digest, turn_digest, state_hash in rows:
-                yield StoredInput(
-                    seq=seq,
-                    schema_version=version,
-                    data=_unpacked(codec, data),
-                    hash=digest,
-                    turn_digest=turn_digest,
-                    state_hash=state_hash,
-                )
-
-
-def _unpacked(codec: int, data: bytes) -> bytes:
-    try:
-        return unpack(codec, data)
-    except ValueError:
-        # Returned as is: the hash chain check names the record and says it is damaged.
-        return b""
-
-
-def _info(row: Any) -> SessionInfo:
-    name, length, head, first, last, parent, parent_seq = row
-    origin = None if parent is None else Origin(session_id=parent, seq=parent_seq)
-    return SessionInfo(
-        session_id=name, length=length, head=head, first_timestamp=first, last_timestamp=last, parent=origin
-    )
+            yield from map(stored_input, rows)
 
 
 class _Transaction:

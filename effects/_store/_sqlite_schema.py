@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from ._errors import NotAStore
+from ._errors import NotAStore, StoreDamaged, StoreError, StoreUnavailable
 
 FORMAT = 1
 """The store layout this release writes and reads (kept in the ``meta`` table)."""
@@ -72,9 +74,9 @@ def connect(path: str | os.PathLike[str], *, readonly: bool, synchronous: Synchr
         if not readonly:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute(f"PRAGMA synchronous = {synchronous}")
-    except sqlite3.DatabaseError as error:
+    except sqlite3.Error as error:
         connection.close()
-        raise NotAStore(f"{name}: not an agent-core store ({error}); {_ADVICE}") from None
+        raise failure(name, error) from None
     except BaseException:
         connection.close()
         raise
@@ -99,3 +101,40 @@ def _check_or_create(connection: sqlite3.Connection, name: str, readonly: bool) 
             f"{name}: store format {found}, this release reads format {FORMAT}; "
             "open it with the release that wrote it, or export its sessions there and import them here"
         )
+
+
+@contextmanager
+def sqlite_errors(name: str) -> Iterator[None]:
+    """Turn a ``sqlite3.Error`` raised in the block into the :class:`StoreError` that says what happened."""
+    try:
+        yield
+    except sqlite3.Error as error:
+        raise failure(name, error) from None
+
+
+def failure(name: str, error: sqlite3.Error) -> StoreError:
+    """Damaged, not a store, read-only, disk full or failing: each with what to do."""
+    code = getattr(error, "sqlite_errorname", "") or ""
+    if code.startswith("SQLITE_CORRUPT"):
+        return StoreDamaged(
+            f"{name}: the database file is damaged ({error}): truncated or overwritten; restore it from a backup, "
+            "or export the sessions that still read with `agent-core export`"
+        )
+    if code.startswith("SQLITE_NOTADB"):
+        return NotAStore(f"{name}: not an agent-core store ({error}); {_ADVICE}")
+    if code.startswith("SQLITE_READONLY"):
+        return StoreUnavailable(
+            f"{name}: the store is read-only ({error}); nothing was written; make the file and its folder writable "
+            "(SQLite writes -wal and -shm files beside it), or use a command that only reads"
+        )
+    if code == "SQLITE_FULL":
+        return StoreUnavailable(f"{name}: the disk is full ({error}); nothing of this batch was written; {_RETRY}")
+    if code.startswith("SQLITE_IOERR"):
+        return StoreUnavailable(
+            f"{name}: cannot write or read the file ({error}): the disk may be full, failing, or over a size limit; "
+            f"nothing of this batch was written; {_RETRY}"
+        )
+    return StoreUnavailable(f"{name}: the store failed ({error}); nothing of this batch was written; {_RETRY}")
+
+
+_RETRY = "fix that, then retry (a session resumes from what was committed)"

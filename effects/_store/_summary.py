@@ -17,14 +17,15 @@ from agent_core import (
     UserMessageReceived,
 )
 
+from .._text import clip as clip_text
+
 WIDTH = 60
 """Characters of free text shown before it is cut with an ellipsis."""
 
 
 def clip(text: str, width: int = WIDTH) -> str:
     """``text`` on one line, at most ``width`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return clip_text(text, width)
 
 
 def summarize(inp: AgentInput) -> str:

@@ -12,7 +12,6 @@ from agent_core import (
     TimerFired,
     ToolCallCompleted,
     effects_at,
-    initial_state,
     phase,
     tag_of,
 )
@@ -20,7 +19,7 @@ from agent_core import (
 from .._machine import reconcile
 from ._fold import Position, fold
 from ._protocol import EventStore
-from ._records import GENESIS, StoredInput
+from ._records import StoredInput
 from ._replay import PROGRESS_EVERY, Progress
 from ._summary import summarize
 
@@ -74,22 +73,25 @@ def timeline(
     since: dict[str, int] = {}  # effect key -> timestamp of the input that derived it
 
     def on_step(record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState) -> None:
-        entry = _entry(record.seq, inp, before, after, since)
+        entry = timeline_entry(record.seq, inp, before, after, since)
         if record.seq >= start:
             entries.append(entry)
         if progress is not None and record.seq % PROGRESS_EVERY == 0:
             progress(record.seq, last)
 
-    origin = Position(initial_state(), 0, GENESIS)
+    origin = Position.start()
     fold(session_id, store.read(session_id, 1, last), origin, last, digests=False, on_step=on_step)
     if progress is not None:
         progress(last, last)
     return entries
 
 
-def _entry(seq: int, inp: AgentInput, before: AgentState, after: AgentState, since: dict[str, int]) -> TimelineEntry:
+def timeline_entry(
+    seq: int, inp: AgentInput, before: AgentState, after: AgentState, since: dict[str, int]
+) -> TimelineEntry:
+    """The entry of record ``seq``; ``since`` (effect key -> when it started) is kept up to date across calls."""
     plan = reconcile(effects_at(before), effects_at(after))
-    completed = tuple(key for key in plan.cancel if _answers(inp, key))
+    completed = tuple(key for key in plan.cancel if answered_by(inp, key))
     cancelled = tuple(key for key in plan.cancel if key not in completed)
     duration = max((inp.timestamp - since[key] for key in completed if key in since), default=None)
     for key in plan.cancel:
@@ -115,7 +117,7 @@ def _entry(seq: int, inp: AgentInput, before: AgentState, after: AgentState, sin
     )
 
 
-def _answers(inp: AgentInput, key: str) -> bool:
+def answered_by(inp: AgentInput, key: str) -> bool:
     """Whether ``inp`` is the outcome of the effect ``key`` (so the key ended, rather than being cancelled)."""
     if isinstance(inp, ToolCallCompleted):
         return key == "call-tool:" + inp.tool_call_id

@@ -18,6 +18,9 @@ _COMMANDS = (
     "inspect",
     "fork",
     "jsonl",
+    "show",
+    "stats",
+    "ui",
 )
 
 

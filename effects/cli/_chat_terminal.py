@@ -79,7 +79,7 @@ class Printer:
 
 
 def show_history(state: AgentState, last: int = 10) -> None:
-    messages = list(state.messages.values())[-last:]
+    messages = list(state.messages[-last:])
     if messages:
         print("Earlier in this session:")
     for message in messages:

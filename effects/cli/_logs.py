@@ -15,7 +15,17 @@ import msgspec
 
 from agent_core import DecodeError
 
-from .._store import LogDamaged, NotAStore, ReplayDiverged, SessionExists, SessionNotFound, SqliteStore, StoreError
+from .._store import (
+    EventStore,
+    LogDamaged,
+    NotAStore,
+    ReplayDiverged,
+    SessionExists,
+    SessionNotFound,
+    StoreDamaged,
+    StoreError,
+    open_store,
+)
 
 USAGE_ERROR = 2
 """Exit code for a bad file, an unknown session or a bad argument (nothing was changed)."""
@@ -32,12 +42,39 @@ class CommandError(Exception):
         self.code = code
 
 
+STORE_HELP = "the store: a SQLite file or a postgresql:// URL (written by `agent-core run --db` or `import`)"
+
+
 def add_db(parser: argparse.ArgumentParser, *, session: bool = True) -> None:
-    """The ``DB`` (and ``SESSION``) positional arguments and ``--json``."""
-    parser.add_argument("db", metavar="DB", help="the SQLite store (written by `agent-core run --db` or `import`)")
+    """The ``DB`` (and ``SESSION``) positional arguments, ``--dsn`` in place of ``DB``, and ``--json``."""
+    parser.add_argument("db", metavar="DB", nargs="?", help=STORE_HELP)
     if session:
-        parser.add_argument("session", metavar="SESSION", help="the session's id (see `agent-core sessions DB`)")
+        parser.add_argument(
+            "session", metavar="SESSION", nargs="?", help="the session's id (see `agent-core sessions DB`)"
+        )
+    add_dsn(parser, after="session" if session else "")
     parser.add_argument("--json", action="store_true", help="print JSON for programs instead of text for people")
+
+
+def add_dsn(parser: argparse.ArgumentParser, *, after: str) -> None:
+    """``--dsn URL`` in place of the ``DB`` positional; ``after`` names the positional that follows ``DB``, if any."""
+    parser.add_argument("--dsn", metavar="URL", help="a PostgreSQL store's URL, in place of DB")
+    parser.set_defaults(after_db=after)
+
+
+def _store_arguments(args: argparse.Namespace) -> None:
+    """Put ``--dsn`` in ``args.db`` (shifting a lone positional to the next one); refuse a missing argument."""
+    after = args.after_db
+    if args.dsn:
+        if args.db is not None and after and getattr(args, after) is None:
+            setattr(args, after, args.db)
+        elif args.db is not None:
+            raise CommandError(f"got both DB ({args.db}) and --dsn; give one of them")
+        args.db = args.dsn
+    if args.db is None:
+        raise CommandError("expected a store: DB (a SQLite file or a postgresql:// URL) or --dsn URL")
+    if after and getattr(args, after) is None:
+        raise CommandError(f"expected {after.upper()} after the store (see --help)")
 
 
 def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -45,11 +82,13 @@ def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[a
 
     def run(args: argparse.Namespace) -> int:
         try:
+            if hasattr(args, "after_db"):
+                _store_arguments(args)
             return body(args)
         except CommandError as error:
             _fail(name, str(error))
             return error.code
-        except (LogDamaged, ReplayDiverged) as error:
+        except (LogDamaged, ReplayDiverged, StoreDamaged) as error:
             _fail(name, str(error))
             return CHECK_FAILED
         except DecodeError as error:
@@ -82,9 +121,9 @@ def _fail(name: str, message: str) -> None:
 
 
 @contextmanager
-def opened(path: str, *, readonly: bool = True) -> Iterator[SqliteStore]:
-    """The store at ``path``, closed afterwards. Read-only commands never create or change the file."""
-    store = SqliteStore(path, readonly=readonly)
+def opened(target: str, *, readonly: bool = True) -> Iterator[EventStore]:
+    """The store at ``target`` (a path or a URL), closed afterwards. Read-only commands never create or change it."""
+    store = open_store(target, readonly=readonly)
     try:
         yield store
     finally:

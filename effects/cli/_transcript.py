@@ -20,14 +20,14 @@ from agent_core import (
 
 from .._agent import TextDelta
 from .._machine import InputReceived, InputRejected, MachineEvent, StateUpdated
+from .._text import clip
 
 RESULT_WIDTH = 100
 
 
 def shorten(text: str, width: int = RESULT_WIDTH) -> str:
     """``text`` on one line, cut to ``width`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 3] + "..."
+    return clip(text, width, marker="...")
 
 
 def call_text(name: str, parameters: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_core import AgentConfig
-from effects import Model, Session, SqliteStore, SystemClock, Tool, open_session
+from effects import Model, Session, SystemClock, Tool, open_session, open_store
 from effects.providers import AnthropicModel, McpServer, OpenAIModel, chat_demo_model, chat_demo_tools
 
 from ._chat_loop import BackgroundSession
@@ -80,7 +80,8 @@ def register(subparsers: Any) -> None:
     add("--mcp", action="append", default=[], metavar="SERVER",
         help="offer the tools of an MCP server: a command (stdio) or an http(s) URL")  # fmt: skip
     add("--db", default=env("AGENT_CORE_DB") or DEFAULT_DB, metavar="FILE",
-        help=f"the SQLite log (env AGENT_CORE_DB; default {DEFAULT_DB})")  # fmt: skip
+        help=f"the log: a SQLite file or a postgresql:// URL (env AGENT_CORE_DB; default {DEFAULT_DB})")  # fmt: skip
+    add("--dsn", dest="db", metavar="URL", help="the same as --db, for a PostgreSQL store's URL")
     add("--session", metavar="ID", help="resume this session (or start a new one with this id)")
     add("--demo", action="store_true", help="use the scripted demo model (no provider needed)")
     parser.set_defaults(func=run)
@@ -168,7 +169,7 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
                 where = {"url": spec} if spec.startswith(("http://", "https://")) else {"command": shlex.split(spec)}
                 server = await stack.enter_async_context(McpServer(**where))
                 all_tools += server.tools()
-            store = SqliteStore(args.db)
+            store = open_store(args.db)
             stack.callback(store.close)
             config = AgentConfig(system_prompt=args.system)
             session = await stack.enter_async_context(

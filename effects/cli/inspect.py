@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from agent_core import AgentState, effects_at, phase, state_hash
 
 from .._store import TimelineEntry, load_state, timeline
+from .._ui import write_html
 from ._logs import CommandError, add_db, add_progress, command, opened, print_json, progress_printer, show_duration
 
 EPILOG = """\
@@ -30,12 +32,17 @@ def register(subparsers: Any) -> None:
     add_db(parser)
     parser.add_argument("--at", type=int, metavar="N", help="stop at record N and show the state there (default: end)")
     parser.add_argument("--from", dest="start", type=int, default=1, metavar="M", help="show records from M on")
+    parser.add_argument(
+        "--html", metavar="FILE", help="write the session viewer of this session as one self-contained HTML file"
+    )
     add_progress(parser)
     parser.set_defaults(func=command("inspect", run))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the timeline of records M..N and the state after N."""
+    """Print the timeline of records M..N and the state after N (or write the HTML viewer)."""
+    if args.html:
+        return write_page(args)
     with opened(args.db) as store:
         length = store.session(args.session).length
         at = length if args.at is None else args.at
@@ -56,6 +63,17 @@ def run(args: argparse.Namespace) -> int:
             print(" " * 8 + detail)
     print()
     print("\n".join(_describe(state, at)))
+    return 0
+
+
+def write_page(args: argparse.Namespace) -> int:
+    """``--html FILE``: the viewer's page for the session, with every record's state inlined."""
+    with opened(args.db) as store:
+        try:
+            size = write_html(store, args.session, args.html)
+        except OSError as error:
+            raise CommandError(f"cannot write {args.html}: {error.strerror}") from None
+    print(f"wrote the viewer of {args.session} to {args.html} ({size // 1024} KiB, self-contained)", file=sys.stderr)
     return 0
 
 

@@ -11,7 +11,8 @@ from agent_core import SCHEMA_VERSION
 
 from .._store import export_session, import_session
 from .._store._jsonl import parse_log
-from ._logs import CommandError, add_db, command, opened, print_json
+from ._logs import STORE_HELP, CommandError, add_db, add_dsn, command, opened, print_json
+from ._otlp import add_otlp_options, run_otlp
 
 FORMAT = "JSON lines: one input per line, the first one session-started (the format of tests/fixtures/*.jsonl)"
 
@@ -26,6 +27,7 @@ def register(subparsers: Any) -> None:
     add_db(export)
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE (default: stdout)")
     export.add_argument("--until", type=int, metavar="N", help="export records 1 to N only")
+    add_otlp_options(export)
     export.set_defaults(func=command("export", run_export))
 
     imported = subparsers.add_parser(
@@ -34,15 +36,18 @@ def register(subparsers: Any) -> None:
         description=f"Store a log ({FORMAT}) as a new session; the file is checked completely before anything "
         "is written. Creates DB if it does not exist.",
     )
-    imported.add_argument("db", metavar="DB", help="the SQLite store (created if missing)")
-    imported.add_argument("file", metavar="FILE", type=Path, help="the JSON-lines log ('-' for stdin)")
+    imported.add_argument("db", metavar="DB", nargs="?", help=f"{STORE_HELP}; created if missing")
+    imported.add_argument("file", metavar="FILE", nargs="?", help="the JSON-lines log ('-' for stdin)")
+    add_dsn(imported, after="file")
     imported.add_argument("--as", dest="session_id", metavar="ID", help="the session's id (default: from the log)")
     imported.add_argument("--json", action="store_true", help="print JSON for programs instead of text for people")
     imported.set_defaults(func=command("import", run_import))
 
 
 def run_export(args: argparse.Namespace) -> int:
-    """Write the session as JSON lines to ``-o`` or stdout."""
+    """Write the session as JSON lines to ``-o`` or stdout (or its spans to ``--otlp``)."""
+    if args.otlp:
+        return run_otlp(args)
     with opened(args.db) as store:
         data = export_session(store, args.session, until=args.until)
     if args.output is None:
@@ -57,9 +62,9 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     """Check the file, then store it as one new session."""
-    source = "stdin" if str(args.file) == "-" else str(args.file)
+    source = "stdin" if args.file == "-" else args.file
     try:
-        data = sys.stdin.buffer.read() if source == "stdin" else args.file.read_bytes()
+        data = sys.stdin.buffer.read() if source == "stdin" else Path(args.file).read_bytes()
     except OSError as error:
         raise CommandError(f"cannot read {source}: {error.strerror}") from None
     parsed = parse_log(data, source=source)  # before the store is opened: a bad file creates nothing

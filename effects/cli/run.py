@@ -21,11 +21,11 @@ import anyio
 
 from agent_core import AgentInput, encode_log, phase, state_hash
 
-from .._agent import Agent, RandomIds, SequentialIds, Session
+from .._agent import Agent, RandomIds, SequentialIds, Session, open_session
 from .._clock import Clock, ManualClock, SystemClock
 from .._machine import InputReceived, MachineEvent
 from .._scripted import ScriptedModel
-from .._store import SqliteStore, StoreError, open_session
+from .._store import StoreError, open_store
 from ..demo import CONFIG, QUESTIONS, demo_script, demo_tools
 from ._transcript import Transcript
 
@@ -75,8 +75,11 @@ def register(subparsers: Any) -> None:
         "--wall-clock", action="store_true", help="use the real clock and random ids instead of fixed ones"
     )
     parser.add_argument(
-        "--db", metavar="PATH", help="log every input to this SQLite store; a stored session resumes where it stopped"
+        "--db",
+        metavar="PATH",
+        help="log every input to this store (a SQLite file or a postgresql:// URL); a stored session resumes",
     )
+    parser.add_argument("--dsn", dest="db", metavar="URL", help="the same as --db, for a PostgreSQL store's URL")
     parser.add_argument("--session", metavar="ID", help="the session's id in --db (default: demo)")
     parser.set_defaults(func=run)
 
@@ -134,7 +137,7 @@ async def _session(args: argparse.Namespace, out: TextIO, inputs: list[AgentInpu
         session.subscribe(keep)
         session.subscribe(Transcript(write))
         await session.settled()  # a resumed session first finishes the turn it was in
-        asked = sum(session.state.messages[i].role == "user" for i in range(len(session.state.messages)))
+        asked = sum(message.role == "user" for message in session.state.messages)
         for question in QUESTIONS[asked:]:  # a resumed session goes on with the questions it was not asked
             session.send(question)
             await session.settled()
@@ -150,7 +153,7 @@ async def _running(args: argparse.Namespace, agent: Agent) -> AsyncIterator[Sess
         async with agent.running() as session:
             yield session
         return
-    store = SqliteStore(args.db)
+    store = open_store(args.db)
     tools = [agent.toolbox[name] for name in agent.toolbox.names()]
     try:
         async with open_session(

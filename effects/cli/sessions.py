@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._logs import add_db, command, opened, print_json, show_time, table
+from agent_core import DecodeError, phase
+
+from .._store import EventStore, LogDamaged, ReplayDiverged, load_state
+from ._logs import add_db, as_builtins, command, opened, print_json, show_time, table
 
 
 def register(subparsers: Any) -> None:
@@ -13,7 +16,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "sessions",
         help="list the sessions of a store",
-        description="List the sessions of a store: inputs, first and last input times, and the parent of forks.",
+        description="List the sessions of a store: inputs, phase (idle, thinking, acting, awaiting-approval, "
+        "retrying), first input, last activity (the time of the last input), and the parent of forks.",
     )
     add_db(parser, session=False)
     parser.set_defaults(func=command("sessions", run))
@@ -23,8 +27,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the store's sessions, oldest first."""
     with opened(args.db) as store:
         infos = store.sessions()
+        phases = [_phase(store, info.session_id) for info in infos]
     if args.json:
-        print_json(infos)
+        print_json([{**as_builtins(info), "phase": shown} for info, shown in zip(infos, phases, strict=True)])
         return 0
     if not infos:
         print(f"{args.db}: no sessions")
@@ -33,11 +38,24 @@ def run(args: argparse.Namespace) -> int:
         (
             info.session_id,
             str(info.length),
+            shown,
             show_time(info.first_timestamp),
             show_time(info.last_timestamp),
             f"{info.parent.session_id} at {info.parent.seq}" if info.parent else "",
         )
-        for info in infos
+        for info, shown in zip(infos, phases, strict=True)
     ]
-    print(table(("SESSION", "INPUTS", "FIRST INPUT", "LAST INPUT", "FORKED FROM"), rows))
+    print(table(("SESSION", "INPUTS", "PHASE", "FIRST INPUT", "LAST ACTIVITY", "FORKED FROM"), rows))
     return 0
+
+
+def _phase(store: EventStore, session_id: str) -> str:
+    """The session's phase; a session that does not load says why instead of failing the whole list."""
+    try:
+        return str(phase(load_state(store, session_id)).value)
+    except LogDamaged as error:
+        return f"damaged at record {error.record}"
+    except ReplayDiverged as error:
+        return f"diverges at record {error.record}"
+    except DecodeError as error:
+        return f"unreadable at record {error.record}"

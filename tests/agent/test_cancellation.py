@@ -9,7 +9,8 @@ import anyio.to_thread
 import pytest
 
 from agent_core import ContextMessage, ToolFailure, ToolSuccess, TurnOutcome, state_hash
-from effects import call_tools, say, tool
+from effects import tool
+from effects.testing import call_tools, say
 
 from ._helpers import START, Recorder, make_agent, results, texts
 

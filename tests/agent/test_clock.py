@@ -5,7 +5,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from effects import Clock, ManualClock, SystemClock
+from effects import Clock, SystemClock
+from effects.testing import ManualClock
 
 
 @pytest.mark.anyio

@@ -6,7 +6,8 @@ import anyio
 import pytest
 
 from agent_core import LlmCallFailed, TimerFired, ToolFailure, TurnOutcome
-from effects import call_tools, fail, say, tool
+from effects import tool
+from effects.testing import call_tools, fail, say
 
 from ._helpers import START, Recorder, make_agent, texts
 

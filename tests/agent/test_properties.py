@@ -16,22 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_core import AgentState, effects_at, transition
-from effects import (
-    EffectCompleted,
-    EffectFailed,
-    InputReceived,
-    MachineEvent,
-    ManualClock,
-    ModelReply,
-    Session,
-    StateUpdated,
-    call_tools,
-    fail,
-    load_older_messages,
-    load_tool_call_results,
-    say,
-    tool,
-)
+from effects import EffectCompleted, EffectFailed, InputReceived, MachineEvent, ModelReply, Session, StateUpdated, tool
+from effects.testing import ManualClock, call_tools, fail, load_older_messages, load_tool_call_results, say
 
 from ._helpers import make_agent
 

@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from agent_core import AgentInput, AgentState, ToolCallStarted, ToolSuccess, replay, tag_of
-from effects import Agent, ManualClock, RandomIds, ScriptedModel, SequentialIds, call_tools, say, tool
+from effects import Agent, RandomIds, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import START, Recorder, results, texts
 

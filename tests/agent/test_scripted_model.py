@@ -6,19 +6,8 @@ import anyio
 import pytest
 
 from agent_core import ContextMessage, LlmContext, Usage
-from effects import (
-    LOAD_OLDER_MESSAGES,
-    LOAD_TOOL_CALL_RESULTS,
-    ModelError,
-    ModelReply,
-    ModelToolCall,
-    ScriptedModel,
-    call_tools,
-    fail,
-    load_older_messages,
-    load_tool_call_results,
-    say,
-)
+from effects import LOAD_OLDER_MESSAGES, LOAD_TOOL_CALL_RESULTS, ModelError, ModelReply, ModelToolCall
+from effects.testing import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
 
 CONTEXT = LlmContext(
     system_prompt="", entries=(ContextMessage(role="user", content="hi"),), tools=(), tools_enabled=True

@@ -15,7 +15,8 @@ from agent_core import (
     ToolSuccess,
     TurnOutcome,
 )
-from effects import ModelReply, call_tools, load_older_messages, load_tool_call_results, say, tool
+from effects import ModelReply, tool
+from effects.testing import call_tools, load_older_messages, load_tool_call_results, say
 
 from ._helpers import START, Recorder, make_agent, results, texts
 

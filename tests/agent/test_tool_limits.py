@@ -12,7 +12,8 @@ import anyio.from_thread
 import pytest
 
 from agent_core import ToolFailure, ToolSuccess
-from effects import Agent, ManualClock, ScriptedModel, SequentialIds, Toolbox, ToolLimits, call_tools, say, tool
+from effects import Agent, Toolbox, ToolLimits, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import START, Recorder, make_agent, results, texts
 
@@ -200,3 +201,42 @@ async def test_on_the_wall_clock_a_timeout_cancels_the_call_without_a_second_tas
     [failure] = results(state).values()
     assert isinstance(failure, ToolFailure)
     assert failure.error.startswith("tool 'forever' did not finish within its timeout of 50 ms")
+
+
+class _PlainClock:
+    """A clock with only what the ``Clock`` protocol asks for (no deadline scopes)."""
+
+    def __init__(self, inner: ManualClock) -> None:
+        self.inner = inner
+
+    def now_ms(self) -> int:
+        return self.inner.now_ms()
+
+    async def sleep_until(self, ms: int) -> None:
+        await self.inner.sleep_until(ms)
+
+
+async def test_a_clock_with_only_sleep_until_still_times_tools_out() -> None:
+    entered = anyio.Event()
+
+    @tool(timeout_ms=5000)
+    async def forever() -> str:
+        """Never returns."""
+        entered.set()
+        await anyio.sleep_forever()
+        return ""
+
+    manual = ManualClock(START)
+    model = ScriptedModel([call_tools(("forever", {})), say("gave up")])
+    agent = Agent(model, tools=[forever], clock=_PlainClock(manual), ids=SequentialIds())
+    async with agent.running() as session:
+        session.send("go")
+        await entered.wait()
+        await anyio.wait_all_tasks_blocked()
+        manual.advance(5000)
+        with anyio.fail_after(10):
+            await session.settled()
+        state = session.state
+    [failure] = results(state).values()
+    assert isinstance(failure, ToolFailure)
+    assert failure.error.startswith("tool 'forever' did not finish within its timeout of 5000 ms")

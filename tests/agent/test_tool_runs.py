@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from agent_core import ContextToolResult, ToolCallApproved, ToolFailure, ToolSuccess
-from effects import call_tools, say, tool
+from effects import tool
+from effects.testing import call_tools, say
 
 from ._helpers import Recorder, make_agent, results, texts
 

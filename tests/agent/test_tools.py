@@ -11,7 +11,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agent_core import ToolDefinition, ToolFailure, ToolSuccess
-from effects import ManualClock, Toolbox, tool
+from effects import Toolbox, tool
+from effects.testing import ManualClock
 
 
 @tool

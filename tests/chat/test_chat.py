@@ -12,15 +12,7 @@ import pytest
 
 from agent_core import ToolSuccess
 from effects import SqliteStore, load_state, timeline
-from effects.providers import (
-    HOLD,
-    FakeProviderServer,
-    FakeToolCall,
-    Reply,
-    anthropic_reply,
-    openai_reply,
-    openai_stream,
-)
+from effects.testing import HOLD, FakeProviderServer, FakeToolCall, Reply, anthropic_reply, openai_reply, openai_stream
 
 pytestmark = pytest.mark.slow  # each test starts the command line in a new process
 
@@ -113,7 +105,7 @@ def test_stream_approve_a_tool_interrupt_a_turn_and_resume(tmp_path: Path, serve
     types = [entry.type for entry in timeline(store, "s1")]
     store.close()
     assert "re-act-cancelled" in types
-    assert [m.content for m in state.messages.values()][-2:] == ["Are you there?", "Still here."]
+    assert [m.content for m in state.messages][-2:] == ["Are you there?", "Still here."]
     assert state.tool_calls["call_rm"].result == ToolSuccess(content="deleted notes.txt")
     fourth = server.requests[3].body["messages"]
     assert {"role": "tool", "tool_call_id": "call_rm", "content": "deleted notes.txt"} not in fourth  # a past turn

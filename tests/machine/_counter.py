@@ -16,12 +16,11 @@ from typing import TypeVar
 
 import anyio
 
+import effects
 from effects import Controller, Machine, MachineEvent, effect, parked
 
 E = TypeVar("E", bound=MachineEvent)
 
-Dispatch = Callable[["Input"], None]
-Job = Callable[[Dispatch], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -52,6 +51,8 @@ class StopJob:
 
 
 Input = Inc | SetLimit | StartJob | StopJob
+Dispatch = effects.Dispatch[Input]
+Job = Callable[[Dispatch], Awaitable[None]]
 
 
 def transition(state: Counter, inp: Input) -> Counter:
@@ -109,7 +110,8 @@ async def idle(dispatch: Dispatch) -> None:
 
 
 def runner(jobs: Mapping[str, Job] | None = None) -> Callable[[str, Counter, str], Controller[Input]]:
-    """``run_effect`` for the counter: ``tick`` dispatches ``Inc``; ``job:<name>`` runs ``jobs[name]``."""
+    """``run_effect`` for the counter: ``tick`` dispatches ``Inc``; ``job:<name>`` runs ``jobs[name]``
+    (:func:`idle` for a name not given; ``run_effect`` raises ``KeyError`` for names starting ``unknown``)."""
     jobs = dict(jobs or {})
 
     def run_effect(request: str, state: Counter, key: str) -> Controller[Input]:
@@ -119,7 +121,9 @@ def runner(jobs: Mapping[str, Job] | None = None) -> Callable[[str, Counter, str
                 dispatch(Inc())
 
             return effect(tick)
-        return effect(jobs[request])
+        if request.startswith("unknown"):
+            raise KeyError(request)  # run_effect itself failing
+        return effect(jobs.get(request, idle))
 
     return run_effect
 

@@ -5,51 +5,61 @@ import threading
 import anyio
 import pytest
 
-from effects import EffectCanceled, EffectFailed, EffectStarted, MachineEvent, StateUpdated, parked
+from effects import (
+    EffectCanceled,
+    EffectFailed,
+    EffectInputRefused,
+    EffectStarted,
+    InputRejected,
+    MachineEvent,
+    StateUpdated,
+    parked,
+)
 
 from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, idle, machine
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_raising_effect_is_reported_and_not_restarted_until_its_key_changes() -> None:
-    attempts: list[int] = []
+async def test_a_raising_effect_is_reported_then_stops_the_machine_with_its_error() -> None:
+    """Exceptions always propagate: an effect's bug leaves running() as itself, after effect-failed."""
+    others: list[str] = []
 
     async def flaky(dispatch: Dispatch) -> None:
-        attempts.append(len(attempts) + 1)
-        raise ValueError(f"attempt {len(attempts)} failed")
+        raise ValueError("attempt 1 failed")
 
-    m, timeline = machine(jobs={"flaky": flaky})
-    async with m.running():
-        m.dispatch(StartJob("flaky"))
-        await m.settled()
-        m.dispatch(Inc())  # the state still derives job:flaky: it is not retried
-        await m.settled()
-        assert attempts == [1]
-        m.dispatch(StopJob("flaky"))
-        m.dispatch(Inc())
-        await m.settled()
-        m.dispatch(StartJob("flaky"))
-        await m.settled()
-    assert attempts == [1, 2]
-    failures = timeline.of(EffectFailed)
-    assert [(f.key, f.effect, str(f.error)) for f in failures] == [
-        ("job:flaky", "flaky", "attempt 1 failed"),
-        ("job:flaky", "flaky", "attempt 2 failed"),
-    ]
-    assert isinstance(failures[0].error, ValueError)
-    assert m.current() == Counter(count=2, jobs=("flaky",))
+    async def patient(dispatch: Dispatch) -> None:
+        try:
+            async with parked():
+                await anyio.sleep_forever()
+        finally:
+            others.append("cancelled")
+
+    m, timeline = machine(jobs={"flaky": flaky, "patient": patient})
+    with pytest.raises(ValueError, match="attempt 1 failed") as caught:
+        async with m.running():
+            m.dispatch(StartJob("patient"))
+            await m.settled()
+            m.dispatch(StartJob("flaky"))
+            await m.settled()
+            raise AssertionError("not reached: the failure cancels the block")
+    assert caught.value.__notes__ == ["raised by effect 'job:flaky' ('flaky')"]
+    (failure,) = timeline.of(EffectFailed)
+    assert (failure.key, failure.effect, failure.error) == ("job:flaky", "flaky", caught.value)
+    assert others == ["cancelled"]  # every other effect was cancelled
+    assert m.running_keys() == ()
 
 
-async def test_run_effect_raising_is_an_effect_failure() -> None:
+async def test_run_effect_raising_stops_the_machine_too() -> None:
     m, timeline = machine(jobs={})
-    async with m.running():
-        m.dispatch(StartJob("unknown"))
-        await m.settled()
-        assert m.running_keys() == ()
+    with pytest.raises(KeyError) as caught:
+        async with m.running():
+            m.dispatch(StartJob("unknown"))
+            await m.settled()
+    assert caught.value.__notes__ == ["raised by run_effect for effect 'job:unknown'"]
     (failure,) = timeline.of(EffectFailed)
     assert failure.key == "job:unknown"
-    assert isinstance(failure.error, KeyError)
+    assert failure.error is caught.value
 
 
 async def test_a_cancelled_effect_is_really_cancelled_and_its_late_dispatches_are_dropped() -> None:
@@ -306,3 +316,57 @@ async def test_an_error_in_the_block_still_cancels_effects_with_the_reason() -> 
             await m.settled()
             raise KeyError("from the host")
     assert len(seen) == 1 and "machine stopped" in seen[0]
+
+
+async def test_an_input_an_effect_sends_that_the_state_refuses_stops_the_machine() -> None:
+    """The effect's key is still derived, so nothing would ever move on: an error, not a quiet hang."""
+
+    async def confused(dispatch: Dispatch) -> None:
+        dispatch(SetLimit(-1))  # check refuses a negative limit
+
+    m, _ = machine(jobs={"confused": confused})
+    with pytest.raises(EffectInputRefused) as caught:
+        async with m.running():
+            m.dispatch(StartJob("confused"))
+            with anyio.fail_after(10):
+                await m.settled()
+    assert caught.value.key == "job:confused"
+    assert caught.value.input == SetLimit(-1)
+    assert str(caught.value) == (
+        "effect 'job:confused' dispatched SetLimit, which the state refused (limit must be >= 0, got -1); an effect "
+        "must dispatch inputs that are valid for the state it runs in: this is a bug in the effect or the reducer"
+    )
+
+
+async def test_a_refused_input_from_an_effect_whose_key_is_gone_is_a_harmless_race() -> None:
+    async def late(dispatch: Dispatch) -> None:
+        dispatch(StopJob("late"))  # the same batch also stops it: the second StopJob is refused
+        dispatch(StopJob("late"))
+
+    m, timeline = machine(jobs={"late": late})
+    async with m.running():
+        m.dispatch(StartJob("late"))
+        await m.settled()
+    assert [e.input for e in timeline.of(InputRejected)] == [StopJob("late")]
+    assert m.current() == Counter()
+
+
+async def test_dispatch_committed_returns_once_the_input_is_journaled_and_applied() -> None:
+    seen: list[tuple[bool, Counter, int]] = []
+    journal = Journal()
+
+    async def careful(dispatch: Dispatch) -> None:
+        for inp in (Inc(by=5), SetLimit(-1)):
+            accepted = await dispatch.dispatch_committed(inp)
+            seen.append((accepted, m.current(), len(journal.log())))
+        async with parked():
+            await anyio.sleep_forever()
+
+    m, _ = machine(jobs={"careful": careful}, journal=journal)
+    async with m.running():
+        m.dispatch(StartJob("careful"))
+        await m.settled()
+    assert seen == [
+        (True, Counter(count=5, jobs=("careful",)), 2),  # applied and journaled before the effect goes on
+        (False, Counter(count=5, jobs=("careful",)), 2),  # refused: nothing changed
+    ]

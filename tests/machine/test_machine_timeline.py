@@ -1,12 +1,14 @@
 """The event timeline of the async Machine: batching, reentrancy, subscribers, the journal. asyncio and trio."""
 
-import logging
+from collections.abc import Awaitable, Callable
 
+import anyio
+import anyio.lowlevel
 import pytest
 
-from effects import InputRejected, MachineEvent, StateUpdated, SubscriberFailed
+from effects import InputRejected, MachineEvent, MachineStopped, StateUpdated
 
-from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, Timeline, fold, idle, machine
+from ._counter import Counter, Dispatch, Inc, Journal, SetLimit, StartJob, StopJob, fold, idle, machine
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +36,7 @@ async def test_a_counter_counts_to_its_limit_through_its_own_effects() -> None:
 
 async def test_inputs_of_one_loop_turn_are_one_batch_with_one_reconciliation() -> None:
     journal = Journal()
-    m, timeline = machine(journal=journal)
+    m, timeline = machine(journal=journal, jobs={"b": idle})
     async with m.running():
         m.dispatch(StartJob("a"))
         m.dispatch(SetLimit(-1))
@@ -119,25 +121,52 @@ async def test_every_state_a_subscriber_sees_is_the_fold_of_the_journaled_log() 
     assert m.current() == fold(log) == Counter(count=4, limit=4, jobs=("late",))
 
 
-async def test_a_raising_subscriber_breaks_neither_the_machine_nor_the_others(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_raising_subscriber_stops_the_machine_with_its_error() -> None:
+    """A subscriber's bug surfaces where someone can act on it: an assertion in a test's subscriber fails the test."""
+    seen: list[str] = []
+
     def broken(event: MachineEvent) -> None:
-        raise RuntimeError(f"cannot handle {event.type}")
+        seen.append(event.type)
+        assert event.type != "effect-started", "the subscriber's own check failed"
 
     m, _ = machine()
     m.subscribe(broken)
-    timeline = Timeline()
-    m.subscribe(timeline)
-    with caplog.at_level(logging.ERROR, logger="effects.machine"):
+    with pytest.raises(AssertionError, match="the subscriber's own check failed") as caught:
         async with m.running():
-            m.dispatch(SetLimit(1))
+            m.dispatch(SetLimit(3))
             await m.settled()
-            assert m.current() == Counter(count=1, limit=1)
-    failures = timeline.of(SubscriberFailed)
-    seen = [e for e in timeline.events if not isinstance(e, SubscriberFailed)]
-    assert [f.event for f in failures] == seen  # every event delivered, every failure reported
-    assert all(f.handler is broken and str(f.error) == f"cannot handle {f.event.type}" for f in failures)
-    assert len(caplog.records) == len(seen)
-    assert "raised while handling input-received" in caplog.records[0].getMessage()
+            raise AssertionError("not reached: the failing subscriber cancels the block")
+    assert "raised by subscriber" in "".join(caught.value.__notes__)
+    assert seen == ["input-received", "state-updated", "effect-started"]
+    assert m.current() == Counter(count=0, limit=3)  # the batch was applied; nothing ran after the failure
+    assert m.running_keys() == ()
+
+
+async def test_a_raising_subscriber_in_a_task_of_its_own_is_told_by_settled_and_until() -> None:
+    def broken(event: MachineEvent) -> None:
+        if event.type == "effect-completed":
+            raise ValueError("subscriber bug")
+
+    m, _ = machine()
+    m.subscribe(broken)
+    outcomes: list[BaseException] = []
+
+    async def waiter(wait: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await wait()
+        except MachineStopped as error:
+            outcomes.append(error)
+
+    with pytest.raises(ExceptionGroup) as caught:  # the test's own task group wraps the error
+        async with anyio.create_task_group() as tg, m.running():
+            tg.start_soon(waiter, m.settled)
+            tg.start_soon(waiter, lambda: m.until(lambda state: state.count >= 3))
+            await anyio.lowlevel.checkpoint()
+            m.dispatch(SetLimit(3))
+            with anyio.fail_after(10):  # a hang here means the failure did not propagate
+                await anyio.sleep_forever()
+    assert caught.group_contains(ValueError, match="subscriber bug", depth=1)
+    assert [type(e.__cause__) for e in outcomes] == [ValueError, ValueError]
 
 
 async def test_unsubscribe_stops_delivery_and_can_be_called_twice() -> None:

@@ -7,7 +7,8 @@ from typing import Any, NamedTuple
 
 from agent_core import LlmContext
 from effects import ModelReply, TextSink
-from effects.providers import AnthropicModel, FakeProviderServer, OpenAIModel, Reply, anthropic_reply, openai_reply
+from effects.providers import AnthropicModel, OpenAIModel
+from effects.testing import FakeProviderServer, Reply, anthropic_reply, openai_reply
 
 Adapter = OpenAIModel | AnthropicModel
 KEY = "sk-test-0123456789"

@@ -9,7 +9,7 @@ import anthropic  # noqa: F401  (imported at collection: the SDKs take seconds t
 import openai  # noqa: F401   which would otherwise land on whichever test builds an adapter first)
 import pytest
 
-from effects.providers import FakeProviderServer
+from effects.testing import FakeProviderServer
 
 RECORDED = Path(__file__).parent / "recorded"
 

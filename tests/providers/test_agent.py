@@ -7,8 +7,8 @@ import json
 import pytest
 
 from agent_core import AgentConfig, AgentInput, LlmCallFailed, ToolSuccess, encode_input
-from effects import Agent, MachineEvent, ManualClock, SequentialIds, StateUpdated, TextDelta, tool
-from effects.providers import FakeProviderServer, FakeToolCall, error_reply
+from effects import Agent, MachineEvent, StateUpdated, TextDelta, tool
+from effects.testing import FakeProviderServer, FakeToolCall, ManualClock, SequentialIds, error_reply
 
 from ._providers import KEY, PROVIDERS, Provider
 
@@ -51,7 +51,7 @@ async def test_a_turn_streams_text_calls_the_tool_and_answers(provider: Provider
             state = session.state
 
     assert recorder.deltas == ["Let me ", "add.", "It is ", "5."]
-    assert [(m.role, m.content) for m in state.messages.values()] == [
+    assert [(m.role, m.content) for m in state.messages] == [
         ("user", "What is 2 + 3?"),
         ("assistant", "Let me add."),
         ("assistant", "It is 5."),

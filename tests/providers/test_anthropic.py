@@ -10,7 +10,8 @@ import pytest
 
 from agent_core import Usage
 from effects import ModelReply, ModelToolCall
-from effects.providers import HOLD, AnthropicModel, FakeProviderServer, MissingExtra, Reply, anthropic_stream
+from effects.providers import AnthropicModel, MissingExtra
+from effects.testing import HOLD, FakeProviderServer, Reply, anthropic_stream
 
 from ._conversation import SYSTEM, context, first_question
 from ._providers import KEY, complete

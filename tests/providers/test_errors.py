@@ -9,7 +9,7 @@ import traceback
 import pytest
 
 from effects import ModelError
-from effects.providers import HOLD, FakeProviderServer, Reply, error_reply, openai_stream, sse
+from effects.testing import HOLD, FakeProviderServer, Reply, error_reply, openai_stream, sse
 
 from ._conversation import first_question
 from ._providers import KEY, PROVIDERS, Provider, complete

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from agent_core import LlmCallFailed, LlmMessageCompleted, ReActObserved
-from effects import Agent, ManualClock, ModelError
-from effects.providers import FakeProviderServer, Reply, anthropic_stream, openai_stream, sse
+from effects import Agent, ModelError
+from effects.testing import FakeProviderServer, ManualClock, Reply, anthropic_stream, openai_stream, sse
 
 from ._conversation import first_question
 from ._providers import PROVIDERS, Provider, complete
@@ -209,4 +209,4 @@ async def test_a_cut_off_answer_in_a_session_is_retried_not_saved(
         state = session.state
     [failed] = [i for i in recorder.inputs if isinstance(i, LlmCallFailed)]
     assert failed.retryable and "was cut off" in failed.error
-    assert [m.content for m in state.messages.values() if m.role == "assistant" and m.content] == ["It is noon."]
+    assert [m.content for m in state.messages if m.role == "assistant" and m.content] == ["It is noon."]

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from agent_core import AgentConfig, ContextToolResult, LlmContext, ToolFailure
-from effects import Agent, ModelReply, ScriptedModel, call_tools, say
+from effects import Agent, ModelReply
 from effects.providers import McpServer, MissingExtra
+from effects.testing import ScriptedModel, call_tools, say
 
 pytestmark = pytest.mark.anyio
 

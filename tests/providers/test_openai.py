@@ -10,7 +10,8 @@ import pytest
 
 from agent_core import LlmContext
 from effects import ModelReply, ModelToolCall, TextSink
-from effects.providers import HOLD, FakeProviderServer, MissingExtra, OpenAIModel, Reply, openai_reply, openai_stream
+from effects.providers import MissingExtra, OpenAIModel
+from effects.testing import HOLD, FakeProviderServer, Reply, openai_reply, openai_stream
 
 from ._conversation import SYSTEM, context, first_question
 from .conftest import recorded
@@ -156,7 +157,7 @@ async def test_text_reaches_on_text_while_the_stream_is_still_open(server: FakeP
 
 
 async def test_a_tool_call_without_arguments_gets_an_empty_object(server: FakeProviderServer) -> None:
-    from effects.providers import FakeToolCall
+    from effects.testing import FakeToolCall
 
     server.enqueue(openai_reply(tool_calls=[FakeToolCall("c1", "list_files", ())]))
     reply = await complete(model(server), first_question())

@@ -6,6 +6,7 @@ import inspect
 import types
 
 import effects.providers as providers
+import effects.testing
 
 
 def test_all_is_sorted_and_complete() -> None:
@@ -24,7 +25,7 @@ def test_every_public_class_and_function_is_documented() -> None:
         if (inspect.isclass(obj := getattr(providers, name)) or inspect.isfunction(obj)) and not inspect.getdoc(obj)
     ]
     assert undocumented == []
-    for cls in (providers.OpenAIModel, providers.AnthropicModel, providers.McpServer, providers.FakeProviderServer):
+    for cls in (providers.OpenAIModel, providers.AnthropicModel, providers.McpServer, effects.testing.FakeProviderServer):
         public = [m for n, m in vars(cls).items() if not n.startswith("_") and inspect.isfunction(m)]
         assert [m.__name__ for m in public if not m.__doc__] == []
 

@@ -50,7 +50,7 @@ def test_merge_widens_the_open_turn_by_one_and_restarts_the_model_call() -> None
     assert (state.turn.number, state.turn.context_window_size) == (1, 2)
     assert state.turns == 1
     assert llm_keys(state) == ["call-llm:1:1:0"] != before
-    assert [m.id for m in state.messages.values()] == ["u1", "u2"]
+    assert [m.id for m in state.messages] == ["u1", "u2"]
 
 
 def test_merge_ends_a_streaming_message_whose_call_is_superseded() -> None:
@@ -147,4 +147,4 @@ def test_two_inputs_may_share_a_millisecond() -> None:
     state = fold(started(), user("u1", at=T0), answer(at=T0), user("u2", at=T0))
     assert state.turn is not None
     assert state.turn.number == 2
-    assert [m.seq for m in state.messages.values()] == [2, 4]
+    assert [m.seq for m in state.messages] == [2, 4]

@@ -17,16 +17,8 @@ from typing import Any
 import anyio
 
 from agent_core import AgentConfig, ContextMessage, ContextToolCalls, LlmContext
-from effects import (
-    ModelReply,
-    ScriptedModel,
-    SqliteStore,
-    StateUpdated,
-    call_tools,
-    open_session,
-    say,
-    tool,
-)
+from effects import ModelReply, SqliteStore, StateUpdated, open_session, tool
+from effects.testing import ScriptedModel, call_tools, say
 
 TURNS, ROUNDS = 6, 2
 SESSION = "crash"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from agent_core import (
     Usage,
     UserMessageReceived,
 )
-from effects import EventStore, MemoryStore, SqliteStore
+from effects import EventStore, MemoryStore, PostgresStore, SqliteStore
 
 START = 1_767_225_600_000
 TOOLS = (ToolDefinition(name="search", idempotent=True), ToolDefinition(name="fetch"))
@@ -73,12 +74,48 @@ def session(turns: int, *, session_id: str = "s1") -> list[AgentInput]:
     return inputs
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    """Each backend in turn; the rules of the ``EventStore`` protocol hold for both."""
-    opened: EventStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "log.db")
+    """Each backend in turn; the rules of the ``EventStore`` protocol hold for all three."""
+    opened: EventStore
+    if request.param == "memory":
+        opened = MemoryStore()
+    elif request.param == "sqlite":
+        opened = SqliteStore(tmp_path / "log.db")
+    else:
+        opened = PostgresStore(request.getfixturevalue("postgres_dsn"))
     yield opened
     opened.close()
+
+
+Tamper = Callable[..., None]
+"""``tamper(statement, *params)`` runs SQL on a store's database behind its back, as a bad disk, a bad copy or a
+hand edit would. The statement names the tables ``{inputs}`` and ``{snapshots}``, and its parameters ``?``."""
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[EventStore, Tamper]]:
+    """Each SQL backend with a way to damage its rows (the in-memory store has no bytes to damage)."""
+    store: EventStore
+    if request.param == "sqlite":
+        path = tmp_path / "log.db"
+        store = SqliteStore(path)
+
+        def tamper(statement: str, *params: object) -> None:
+            with sqlite3.connect(path) as db:
+                db.execute(statement.format(inputs="inputs", snapshots="snapshots"), params)
+
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        store = PostgresStore(dsn)
+        psycopg = pytest.importorskip("psycopg")
+
+        def tamper(statement: str, *params: object) -> None:
+            with psycopg.connect(dsn, autocommit=True) as db:
+                db.execute(statement.format(inputs="agent_core_inputs", snapshots="agent_core_snapshots").replace("?", "%s"), params)
+
+    yield store, tamper
+    store.close()
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -38,12 +39,12 @@ def test_sessions_lists_each_session(db: Path, capsys: pytest.CaptureFixture[str
     code, out, _ = run(capsys, "sessions", str(db))
     assert code == 0
     assert out.splitlines() == [
-        "SESSION  INPUTS  FIRST INPUT               LAST INPUT                FORKED FROM",
-        "s1       65      2026-01-01 00:00:00.000Z  2026-01-01 00:00:00.002Z",
+        "SESSION  INPUTS  PHASE  FIRST INPUT               LAST ACTIVITY             FORKED FROM",
+        "s1       65      idle   2026-01-01 00:00:00.000Z  2026-01-01 00:00:00.002Z",
     ]
     code, out, _ = run(capsys, "sessions", str(db), "--json")
     [listed] = json.loads(out)
-    assert (listed["session_id"], listed["length"], listed["parent"]) == ("s1", 65, None)
+    assert (listed["session_id"], listed["length"], listed["phase"], listed["parent"]) == ("s1", 65, "idle", None)
     assert listed["first_timestamp"] == START
 
 
@@ -220,3 +221,63 @@ def test_a_store_in_a_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.
     code, _, err = run(capsys, "import", str(tmp_path / "no" / "such" / "log.db"), str(FIXTURES / "golden-v1.jsonl"))
     assert code == 2
     assert err.startswith(f"agent-core import: {tmp_path / 'no' / 'such' / 'log.db'}: cannot open it (unable to open")
+
+
+def test_every_store_verb_works_the_same_on_postgresql(
+    tmp_path: Path, postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same commands on a SQLite file and on PostgreSQL (a URL where the path goes, or --dsn) print the same."""
+    golden = str(FIXTURES / "golden-v1.jsonl")
+    sqlite = str(tmp_path / "log.db")
+    outputs = []
+    for store, flag in ((sqlite, []), (postgres_dsn, []), (postgres_dsn, ["--dsn"])):
+        target = [*flag, store]
+        commands = [
+            ["import", *target, golden, "--as", "g"] if not flag else ["import", golden, *target, "--as", "g2"],
+            ["sessions", *target],
+            ["replay", *target, "g", "--verify"],
+            ["inspect", *target, "g", "--at", "5"],
+            ["export", *target, "g", "--until", "4"],
+            ["fork", *target, "g", "--at", "3", "--as", "f" if not flag else "f2"],
+        ]
+        outputs.append([run(capsys, *argv) for argv in commands])
+    sqlite_run, url_run, dsn_run = outputs
+    assert all(code == 0 and err == "" for code, _, err in sqlite_run + url_run + dsn_run)
+    assert [out.replace(sqlite, "STORE") for _, out, _ in sqlite_run] == [
+        out.replace(postgres_dsn, "STORE") for _, out, _ in url_run
+    ]
+    assert "g2 " in dsn_run[1][1] and "f2 from g" in dsn_run[5][1]
+
+
+def test_sessions_shows_each_phase_and_a_damaged_session_without_failing_the_list(
+    db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SqliteStore(db)
+    SessionJournal(store, "busy").append(session(1, session_id="busy")[:3])
+    SessionJournal(store, "hurt").append(session(1, session_id="hurt"))
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE inputs SET hash = zeroblob(16) WHERE seq = 2 AND session = 3")
+    code, out, _ = run(capsys, "sessions", str(db))
+    assert code == 0
+    rows = [re.split(r"\s{2,}", line) for line in out.splitlines()[1:]]
+    assert [(row[0], row[2]) for row in rows] == [("s1", "idle"), ("busy", "acting"), ("hurt", "damaged at record 2")]
+
+
+def test_a_truncated_store_is_damage_in_one_line_and_exit_1(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    code, out, err = run(capsys, "sessions", str(db))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"agent-core sessions: {db}: the database file is damaged (database disk image is malformed): truncated or "
+        "overwritten; restore it from a backup, or export the sessions that still read with `agent-core export`\n"
+    )
+
+
+def test_run_logs_to_postgresql_and_resumes_there(postgres_dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    plain = run(capsys, "run")[1].splitlines()[-1]
+    assert run(capsys, "run", "--dsn", postgres_dsn)[1].splitlines()[-1] == plain
+    inputs = json.loads(run(capsys, "sessions", "--dsn", postgres_dsn, "--json")[1])[0]["length"]
+    assert run(capsys, "run", "--db", postgres_dsn, "--session", "demo")[1].splitlines()[-1] == plain
+    assert json.loads(run(capsys, "sessions", postgres_dsn, "--json")[1])[0]["length"] == inputs

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+import zlib
 
 import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_core import AgentInput, AgentState, initial_state, replay, state_hash, transition
+from agent_core import (
+    STATE_FORMAT,
+    AgentInput,
+    AgentState,
+    initial_state,
+    replay,
+    state_digest,
+    state_hash,
+    transition,
+)
 from agent_core.testing import sessions
 from effects import (
     EventStore,
     MemoryStore,
     SessionJournal,
     Snapshot,
-    SqliteStore,
     load_state,
     turn_digest,
 )
 
-from .conftest import INPUTS_PER_TURN, session
+from .conftest import INPUTS_PER_TURN, Tamper, session
 
 
 def test_a_turn_end_records_its_digest_and_nothing_else_does(store: EventStore) -> None:
@@ -78,13 +85,15 @@ def test_close_saves_a_snapshot_at_the_end(store: EventStore) -> None:
     "spoil",
     [
         pytest.param(
-            lambda s: Snapshot(seq=s.seq, schema_version=0, state_hash=s.state_hash, data=s.data), id="old-schema"
+            lambda s: Snapshot(seq=s.seq, schema_version=1, state_hash=s.state_hash, data=s.data), id="old-format"
         ),
         pytest.param(
-            lambda s: Snapshot(seq=s.seq, schema_version=1, state_hash=bytes(32), data=s.data), id="wrong-hash"
+            lambda s: Snapshot(seq=s.seq, schema_version=STATE_FORMAT, state_hash=bytes(32), data=s.data),
+            id="wrong-hash",
         ),
         pytest.param(
-            lambda s: Snapshot(seq=s.seq, schema_version=1, state_hash=s.state_hash, data=s.data[:-9]), id="cut"
+            lambda s: Snapshot(seq=s.seq, schema_version=STATE_FORMAT, state_hash=s.state_hash, data=s.data[:-9]),
+            id="cut",
         ),
     ],
 )
@@ -99,6 +108,28 @@ def test_an_unusable_snapshot_is_ignored_and_the_log_folded(spoil, store: EventS
     assert load_state(store, "s1") == replay(inputs)
 
 
+def format_1(state: AgentState) -> bytes:
+    """The state as the release before numbered state formats wrote its snapshots: every field, no format."""
+    doc = {name: getattr(state, name) for name in AgentState.__struct_fields__}
+    del doc["message_index"], doc["tool_call_log"]
+    doc |= {
+        "schema_version": 1,
+        "tools": state.tools.definitions,
+        "messages": [msgspec.structs.asdict(m) for m in state.messages],
+        "tool_calls": [msgspec.structs.asdict(state.tool_calls[i]) for i in state.tool_call_log],
+    }
+    return msgspec.msgpack.encode(doc)
+
+
+@pytest.mark.parametrize("version", [1, STATE_FORMAT], ids=["as-written", "mislabelled"])
+def test_a_snapshot_written_before_state_formats_is_ignored_and_the_log_folded(version: int, store: EventStore) -> None:
+    inputs = session(2)
+    SessionJournal(store, "s1").append(inputs)
+    old = format_1(replay(inputs[:-1]))  # one input short: read as if current, it would be a wrong state
+    store.save_snapshot("s1", Snapshot(seq=len(inputs), schema_version=version, state_hash=state_digest(old), data=old))
+    assert load_state(store, "s1") == replay(inputs)
+
+
 def test_a_snapshot_that_disagrees_with_the_log_is_ignored(store: EventStore) -> None:
     """Its bytes hash correctly, but the log recorded another state hash at that record."""
     inputs = session(2)
@@ -110,19 +141,22 @@ def test_a_snapshot_that_disagrees_with_the_log_is_ignored(store: EventStore) ->
     other.snapshot()
     foreign = other.store.load_snapshot("x")
     assert foreign is not None
-    store.save_snapshot("s1", Snapshot(seq=30, schema_version=1, state_hash=foreign.state_hash, data=foreign.data))
+    store.save_snapshot(
+        "s1", Snapshot(seq=30, schema_version=STATE_FORMAT, state_hash=foreign.state_hash, data=foreign.data)
+    )
     assert load_state(store, "s1", 40) == replay(inputs[:40])
 
 
-def test_a_damaged_snapshot_blob_in_sqlite_is_ignored(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
-    store = SqliteStore(path)
+def test_a_damaged_snapshot_blob_is_ignored(sql_store: tuple[EventStore, Tamper]) -> None:
+    store, tamper = sql_store
     journal = SessionJournal(store, "s1")
     journal.append(session(1))
     journal.close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE snapshots SET data = substr(data, 1, 20)")
-    assert load_state(SqliteStore(path), "s1") == replay(session(1))
+    snapshot = store.load_snapshot("s1")
+    assert snapshot is not None
+    tamper("UPDATE {snapshots} SET data = ?", zlib.compress(snapshot.data)[:20])
+    assert store.load_snapshot("s1") is None
+    assert load_state(store, "s1") == replay(session(1))
 
 
 def test_state_at_a_point_outside_the_log_is_refused(store: EventStore) -> None:

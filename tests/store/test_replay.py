@@ -2,59 +2,54 @@
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
-
 import pytest
 
 from agent_core import ToolCallStarted, encode_input, replay, state_hash
 from effects import (
+    EventStore,
     LogDamaged,
     MemoryStore,
     ReplayDiverged,
     SessionJournal,
-    SqliteStore,
     StoredInput,
     chain_hash,
     replay_session,
     turn_digest,
 )
 
-from .conftest import INPUTS_PER_TURN, session
+from .conftest import INPUTS_PER_TURN, Tamper, session
+
+Logged = tuple[EventStore, Tamper]
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> Path:
-    """A store with one three-turn session, snapshots every 40 inputs."""
-    path = tmp_path / "log.db"
-    journal = SessionJournal(SqliteStore(path, synchronous="NORMAL"), "s1", snapshot_every=40)
+def logged(sql_store: Logged) -> Logged:
+    """A SQL store with one three-turn session, snapshots every 40 inputs, and a way to damage it."""
+    store, _ = sql_store
+    journal = SessionJournal(store, "s1", snapshot_every=40)
     for inp in session(3):
         journal.append([inp])
-    return path
+    return sql_store
 
 
-def sql(path: Path, *statements: str) -> None:
-    """Damage the file the way a bad disk, a bad copy or a hand edit would."""
-    with sqlite3.connect(path) as connection:
-        for statement in statements:
-            connection.execute(statement)
-
-
-def test_a_clean_log_replays_and_reports_what_it_checked(db: Path) -> None:
-    report = replay_session(SqliteStore(db), "s1")
+def test_a_clean_log_replays_and_reports_what_it_checked(logged: Logged) -> None:
+    store, _ = logged
+    report = replay_session(store, "s1")
     assert (report.records, report.turns_checked, report.states_checked) == (len(session(3)), 3, 2)
     assert report.state == replay(session(3))
     assert report.state_hash == state_hash(report.state)
 
 
-def test_progress_reaches_the_end(db: Path) -> None:
+def test_progress_reaches_the_end(logged: Logged) -> None:
+    store, _ = logged
     seen: list[tuple[int, int]] = []
-    replay_session(SqliteStore(db), "s1", progress=lambda done, total: seen.append((done, total)))
+    replay_session(store, "s1", progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (len(session(3)), len(session(3)))
 
 
-def test_until_stops_early(db: Path) -> None:
-    report = replay_session(SqliteStore(db), "s1", until=10)
+def test_until_stops_early(logged: Logged) -> None:
+    store, _ = logged
+    report = replay_session(store, "s1", until=10)
     assert report.records == 10 and report.state == replay(session(3)[:10])
 
 
@@ -62,26 +57,29 @@ def test_until_stops_early(db: Path) -> None:
     ("damage", "record", "problem"),
     [
         (
-            "UPDATE inputs SET data = CAST(substr(data, 1, 9) || "
-            "CASE WHEN substr(data, 10, 1) = x'00' THEN x'01' ELSE x'00' END || substr(data, 11) AS BLOB) WHERE seq = 5",
+            "UPDATE {inputs} SET codec = 0, data = ? WHERE seq = 5",
             5,
             "its bytes do not match its hash (changed, or copied from elsewhere)",
         ),
         (
-            "UPDATE inputs SET seq = -seq WHERE seq IN (7, 8); UPDATE inputs SET seq = 8 WHERE seq = -7; "
-            "UPDATE inputs SET seq = 7 WHERE seq = -8",
+            "UPDATE {inputs} SET seq = -seq WHERE seq IN (7, 8); UPDATE {inputs} SET seq = 8 WHERE seq = -7; "
+            "UPDATE {inputs} SET seq = 7 WHERE seq = -8",
             7,
             "its bytes do not match its hash (changed, or copied from elsewhere)",
         ),
-        ("DELETE FROM inputs WHERE seq = 9", 9, "found record 10 where record 9 belongs (missing or moved)"),
-        ("DELETE FROM inputs WHERE seq > 90", 91, "record is missing: the log ends at record 90, expected 97"),
+        ("DELETE FROM {inputs} WHERE seq = 9", 9, "found record 10 where record 9 belongs (missing or moved)"),
+        ("DELETE FROM {inputs} WHERE seq > 90", 91, "record is missing: the log ends at record 90, expected 97"),
     ],
     ids=["changed-byte", "swapped", "missing", "truncated"],
 )
-def test_damage_is_reported_with_its_record_number(db: Path, damage: str, record: int, problem: str) -> None:
-    sql(db, *damage.split("; "))
+def test_damage_is_reported_with_its_record_number(logged: Logged, damage: str, record: int, problem: str) -> None:
+    store, tamper = logged
+    fifth = next(iter(store.read("s1", 5, 5))).data
+    flipped = fifth[:9] + bytes([fifth[9] ^ 1]) + fifth[10:]
+    for statement in damage.split("; "):
+        tamper(statement, *([flipped] if "?" in statement else []))
     with pytest.raises(LogDamaged) as raised:
-        replay_session(SqliteStore(db), "s1")
+        replay_session(store, "s1")
     assert (raised.value.record, raised.value.problem) == (record, problem)
     assert str(raised.value) == (
         f"session 's1', record {record}: {problem}; the log is damaged from here on "
@@ -89,11 +87,12 @@ def test_damage_is_reported_with_its_record_number(db: Path, damage: str, record
     )
 
 
-def test_a_changed_turn_outcome_is_a_divergence_at_that_turn_end(db: Path) -> None:
+def test_a_changed_turn_outcome_is_a_divergence_at_that_turn_end(logged: Logged) -> None:
+    store, tamper = logged
     end = 1 + 2 * INPUTS_PER_TURN
-    sql(db, f"UPDATE inputs SET turn_digest = zeroblob(32) WHERE seq = {end}")
+    tamper("UPDATE {inputs} SET turn_digest = ? WHERE seq = ?", bytes(32), end)
     with pytest.raises(ReplayDiverged) as raised:
-        replay_session(SqliteStore(db), "s1")
+        replay_session(store, "s1")
     error = raised.value
     assert (error.record, error.input_type, error.kind, error.expected) == (
         end,
@@ -110,19 +109,21 @@ def test_a_changed_turn_outcome_is_a_divergence_at_that_turn_end(db: Path) -> No
     )
 
 
-def test_a_changed_state_is_a_divergence_at_the_snapshot_point(db: Path) -> None:
-    sql(db, "UPDATE inputs SET state_hash = zeroblob(32) WHERE seq = 40")
+def test_a_changed_state_is_a_divergence_at_the_snapshot_point(logged: Logged) -> None:
+    store, tamper = logged
+    tamper("UPDATE {inputs} SET state_hash = ? WHERE seq = 40", bytes(32))
     with pytest.raises(ReplayDiverged) as raised:
-        replay_session(SqliteStore(db), "s1")
+        replay_session(store, "s1")
     assert (raised.value.record, raised.value.kind) == (40, "state hash")
     assert raised.value.actual == state_hash(replay(session(3)[:40]))
-    assert replay_session(SqliteStore(db), "s1", verify=False).records == len(session(3))
+    assert replay_session(store, "s1", verify=False).records == len(session(3))
 
 
-def test_a_turn_that_no_longer_ends_where_the_log_says_is_a_divergence(db: Path) -> None:
-    sql(db, f"UPDATE inputs SET turn_digest = NULL WHERE seq = {1 + INPUTS_PER_TURN}")
+def test_a_turn_that_no_longer_ends_where_the_log_says_is_a_divergence(logged: Logged) -> None:
+    store, tamper = logged
+    tamper("UPDATE {inputs} SET turn_digest = NULL WHERE seq = ?", 1 + INPUTS_PER_TURN)
     with pytest.raises(ReplayDiverged) as raised:
-        replay_session(SqliteStore(db), "s1")
+        replay_session(store, "s1")
     assert (raised.value.kind, raised.value.expected, raised.value.actual) == (
         "turn state",
         "an open turn",

@@ -2,41 +2,34 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import anyio
 import pytest
 
 from agent_core import AgentConfig, LlmContext, ToolFailure, ToolSuccess, phase, tag_of
 from effects import (
     INTERRUPTED,
+    EventStore,
     MachineEvent,
-    ManualClock,
     ModelReply,
-    ScriptedModel,
-    SequentialIds,
-    SqliteStore,
     StateUpdated,
     TextSink,
-    call_tools,
     load_state,
     open_session,
     replay_session,
-    say,
     tool,
 )
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 START = 1_700_000_000_000
 
 
-def logged(store: SqliteStore, session_id: str = "s1") -> list[str]:
+def logged(store: EventStore, session_id: str = "s1") -> list[str]:
     """The tags of the stored inputs, in order."""
     return [tag_of(record.decode()) for record in store.read(session_id)]
 
 
 @pytest.mark.anyio
-async def test_a_new_session_is_logged_before_anything_depends_on_it(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "log.db")
+async def test_a_new_session_is_logged_before_anything_depends_on_it(store: EventStore) -> None:
     seen_by_tool: list[list[str]] = []
 
     @tool
@@ -60,8 +53,7 @@ async def test_a_new_session_is_logged_before_anything_depends_on_it(tmp_path: P
 
 
 @pytest.mark.anyio
-async def test_subscribers_see_only_states_whose_inputs_are_committed(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "log.db")
+async def test_subscribers_see_only_states_whose_inputs_are_committed(store: EventStore) -> None:
     lagging: list[tuple[int, int]] = []
 
     def on_event(event: MachineEvent) -> None:
@@ -87,8 +79,7 @@ async def test_subscribers_see_only_states_whose_inputs_are_committed(tmp_path: 
 
 
 @pytest.mark.anyio
-async def test_a_tool_that_was_running_at_a_crash_is_completed_as_interrupted_not_rerun(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
+async def test_a_tool_that_was_running_at_a_crash_is_completed_as_interrupted_not_rerun(store: EventStore) -> None:
     runs: list[str] = []
     entered = anyio.Event()
 
@@ -102,12 +93,11 @@ async def test_a_tool_that_was_running_at_a_crash_is_completed_as_interrupted_no
 
     clock = ManualClock(START)
     first = ScriptedModel([call_tools(("pay", {"amount": 5}, "p1"))])
-    async with open_session(SqliteStore(path), "s1", first, tools=[pay], clock=clock) as session:
+    async with open_session(store, "s1", first, tools=[pay], clock=clock) as session:
         session.send("pay 5")
         await entered.wait()
 
     clock.advance(60_000)
-    store = SqliteStore(path)
     second = ScriptedModel([say("The payment may or may not have gone through; please check.")])
     async with open_session(store, "s1", second, tools=[pay], clock=clock) as session:
         await session.settled()
@@ -127,8 +117,7 @@ async def test_a_tool_that_was_running_at_a_crash_is_completed_as_interrupted_no
 
 
 @pytest.mark.anyio
-async def test_an_idempotent_tool_runs_again_with_the_same_id(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
+async def test_an_idempotent_tool_runs_again_with_the_same_id(store: EventStore) -> None:
     runs: list[str] = []
     entered = anyio.Event()
 
@@ -143,11 +132,10 @@ async def test_an_idempotent_tool_runs_again_with_the_same_id(tmp_path: Path) ->
 
     clock = ManualClock(START)
     first = ScriptedModel([call_tools(("fetch", {"url": "a"}, "f1"))])
-    async with open_session(SqliteStore(path), "s1", first, tools=[fetch], clock=clock) as session:
+    async with open_session(store, "s1", first, tools=[fetch], clock=clock) as session:
         session.send("fetch a")
         await entered.wait()
 
-    store = SqliteStore(path)
     async with open_session(store, "s1", ScriptedModel([say("it says a")]), tools=[fetch], clock=clock) as session:
         await session.settled()
         state = session.state
@@ -158,16 +146,15 @@ async def test_an_idempotent_tool_runs_again_with_the_same_id(tmp_path: Path) ->
 
 
 @pytest.mark.anyio
-async def test_a_resumed_session_keeps_the_configuration_it_started_with(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
+async def test_a_resumed_session_keeps_the_configuration_it_started_with(store: EventStore) -> None:
     clock = ManualClock(START)
     config = AgentConfig(system_prompt="be brief")
-    async with open_session(SqliteStore(path), "s1", ScriptedModel([say("hi")]), config=config, clock=clock) as s:
+    async with open_session(store, "s1", ScriptedModel([say("hi")]), config=config, clock=clock) as s:
         s.send("hello")
         await s.settled()
     model = ScriptedModel([say("again")])
     other = AgentConfig(system_prompt="be verbose")
-    async with open_session(SqliteStore(path), "s1", model, config=other, clock=clock) as session:
+    async with open_session(store, "s1", model, config=other, clock=clock) as session:
         session.send("hello again")
         await session.settled()
         assert session.state.config == config
@@ -184,22 +171,20 @@ class StallingModel:
 
 
 @pytest.mark.anyio
-async def test_a_message_left_streaming_is_completed_by_the_resumed_call(tmp_path: Path) -> None:
-    path = tmp_path / "log.db"
+async def test_a_message_left_streaming_is_completed_by_the_resumed_call(store: EventStore) -> None:
     clock, stalling = ManualClock(START), StallingModel()
     opened = anyio.Event()
-    async with open_session(SqliteStore(path), "s1", stalling, clock=clock) as session:
+    async with open_session(store, "s1", stalling, clock=clock) as session:
         # A state is published only after the input that made it is committed.
         def on_event(event: MachineEvent) -> None:
-            if isinstance(event, StateUpdated) and event.state.messages.get(1) is not None:
+            if isinstance(event, StateUpdated) and len(event.state.messages) > 1:
                 opened.set()
 
         session.subscribe(on_event)
         session.send("what is it?")
         await opened.wait()
-    assert logged(SqliteStore(path))[-1] == "llm-message-started"
+    assert logged(store)[-1] == "llm-message-started"
 
-    store = SqliteStore(path)
     async with open_session(store, "s1", ScriptedModel([say("The answer is 42.")]), clock=clock) as session:
         await session.settled()
         state = session.state

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -18,7 +20,9 @@ from effects import (
     SessionNotFound,
     Snapshot,
     SqliteStore,
+    StoreDamaged,
     StoredInput,
+    StoreUnavailable,
     chain_hash,
 )
 
@@ -182,3 +186,58 @@ def test_a_store_of_another_format_names_what_to_do(tmp_path: Path) -> None:
         db.execute("UPDATE meta SET value = '9' WHERE key = 'format'")
     with pytest.raises(NotAStore, match="store format 9, this release reads format 1; open it with the release"):
         SqliteStore(path)
+
+
+def test_a_truncated_database_is_damaged_not_a_foreign_file(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    store = SqliteStore(path)
+    SessionJournal(store, "s1").append(session(30))
+    store.close()  # the last connection folds the write-ahead log into the file
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    for readonly in (True, False):
+        with pytest.raises(StoreDamaged) as raised:
+            SqliteStore(path, readonly=readonly)
+        assert str(raised.value) == (
+            f"{path}: the database file is damaged (database disk image is malformed): truncated or overwritten; "
+            "restore it from a backup, or export the sessions that still read with `agent-core export`"
+        )
+
+
+def test_writing_to_a_read_only_store_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    SessionJournal(SqliteStore(path), "s1").append(session(0))
+    journal = SessionJournal.open(SqliteStore(path, readonly=True), "s1")
+    with pytest.raises(StoreUnavailable) as raised:
+        journal.append(session(1)[1:2])
+    assert str(raised.value) == (
+        f"{path}: the store is read-only (attempt to write a readonly database); nothing was written; make the "
+        "file and its folder writable (SQLite writes -wal and -shm files beside it), or use a command that only reads"
+    )
+
+
+FULL_DISK = """
+import os, resource, signal, sys
+sys.path.insert(0, sys.argv[2])
+from effects import SessionJournal, SqliteStore, StoreUnavailable
+from tests.store.conftest import session
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+journal = SessionJournal(SqliteStore(sys.argv[1]), "s1")
+journal.append(session(0))
+limit = os.path.getsize(sys.argv[1] + "-wal") + 8192
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))  # as a full disk would
+try:
+    journal.append(session(60)[1:])
+except StoreUnavailable as error:
+    print(error)
+"""
+
+
+def test_a_disk_that_refuses_writes_is_not_called_damage(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run([sys.executable, "-c", FULL_DISK, str(path), root], capture_output=True, text=True)
+    assert done.stdout == (
+        f"{path}: cannot write or read the file (disk I/O error): the disk may be full, failing, or over a size "
+        "limit; nothing of this batch was written; fix that, then retry (a session resumes from what was committed)\n"
+    )
+    assert [r.seq for r in SqliteStore(path, readonly=True).read("s1")] == [1]

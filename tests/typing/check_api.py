@@ -8,6 +8,7 @@ as plain Python, so every call here is a real, valid use of the API.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, assert_type
 
 import agent_core as ac
@@ -40,6 +41,10 @@ assert_type(ac.phase(state), ac.Phase)
 assert_type(ac.valid_inputs(state), tuple[str, ...])
 assert_type(ac.VALID_INPUTS[ac.Phase.IDLE], frozenset[str])
 assert_type(state.messages[0], ac.Message)
+assert_type(state.messages[-2:], ac.Vector[ac.Message])
+assert_type(list(state.messages), list[ac.Message])
+as_sequence: Sequence[ac.Message] = state.messages
+assert_type(state.tool_call_log[-1], str)
 assert_type(state.tool_calls["t1"], ac.ToolCallRecord)
 assert_type(state.tool_calls["t1"].result, ac.ToolResult | None)
 assert_type(state.turn, ac.Turn | None)

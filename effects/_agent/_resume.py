@@ -8,12 +8,12 @@ from typing import Any
 
 from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 
-from .._agent import Agent, IdSource, Session
 from .._clock import Clock, SystemClock
 from .._model import Model
+from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session_exists
 from .._tools import Tool
-from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
-from ._protocol import EventStore, session_exists
+from ._ids import IdSource
+from ._session import Agent, Session
 
 INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
 """The failure a non-idempotent tool call gets when the process died while it ran."""

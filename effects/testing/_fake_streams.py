@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from .fake_server import Reply, sse
+from ._fake_server import Reply, sse
 
 
 class FakeToolCall(NamedTuple):

@@ -1,0 +1,125 @@
+"""The state's codec and hash: the state laid out as one document, encoded deterministically.
+
+The document is built from the state's own fields: messages and tool-call
+records (in request order) as arrays, the lookup indexes left out (rebuilt on
+decoding), and every default value omitted, so a field added later with a
+default leaves every existing document, and hash, as it was. :func:`state_digest` hashes the MessagePack
+encoding: the one definition of a state's hash, which stores call too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import Any
+
+import msgspec
+from immutables import Map
+
+from ._codec import Format, decode_error, json_encoder, msgpack_encoder
+from ._config import ToolDefinition
+from ._errors import DecodeError
+from ._state import AgentState, Message, ToolCallRecord
+from ._toolset import ToolSet
+from ._vector import Vector
+
+STATE_FORMAT = 2
+"""The version of the state's document (:func:`encode_state`, snapshots, :func:`state_hash`).
+
+2: default values omitted, messages and tool calls as arrays. A document of
+another format is refused by :func:`decode_state` (a store ignores such a
+snapshot and folds the log), never misread."""
+
+# Derived from the state, or laid out as arrays; every other field is copied as it is.
+_DERIVED = ("message_index", "tool_call_log")
+_LAID_OUT = {"tools": tuple[ToolDefinition, ...], "messages": tuple[Message, ...]}
+_LAID_OUT["tool_calls"] = tuple[ToolCallRecord, ...]
+
+
+@functools.cache
+def _document(state_type: type[AgentState]) -> tuple[type[msgspec.Struct], tuple[str, ...]]:
+    """The document type of a state type, and the fields copied as they are.
+
+    Built from the state's own fields, so a field added to the state is in the
+    document; with its default value it is omitted, and every hash stays the same.
+    """
+    fields: list[tuple[str, Any, Any]] = [("format", int, msgspec.NODEFAULT)]
+    as_is = []
+    for field in msgspec.structs.fields(state_type):
+        if field.name in _DERIVED:
+            continue
+        if field.name in _LAID_OUT:
+            fields.append((field.name, _LAID_OUT[field.name], ()))
+        else:
+            fields.append((field.name, field.type, field.default))
+            as_is.append(field.name)
+    doc = msgspec.defstruct("StateDocument", fields, kw_only=True, frozen=True, omit_defaults=True)
+    return doc, tuple(as_is)
+
+
+_StateDoc, _AS_IS = _document(AgentState)
+_json_state = msgspec.json.Decoder(_StateDoc)
+_msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
+_DEFAULT_CONFIG = AgentState().config
+
+
+def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
+    """The state's canonical document: deterministic (the same state gives the same bytes), default
+    values omitted, ``messages`` and ``tool_calls`` (in request order) as arrays."""
+    doc_type, as_is = _document(type(state))
+    calls = state.tool_calls
+    values = {name: getattr(state, name) for name in as_is}
+    if values["config"] == _DEFAULT_CONFIG:
+        values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
+    doc = doc_type(
+        format=STATE_FORMAT,
+        tools=state.tools.definitions,
+        messages=tuple(state.messages),
+        tool_calls=tuple(calls[call_id] for call_id in state.tool_call_log),
+        **values,
+    )
+    return msgpack_encoder.encode(doc) if format == "msgpack" else json_encoder.encode(doc)
+
+
+def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
+    """A state written by :func:`encode_state`; raises :class:`DecodeError` on bad bytes or another format."""
+    try:
+        doc: Any = _msgpack_state.decode(data) if format == "msgpack" else _json_state.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        raise _outdated(error) from None
+    if doc.format != STATE_FORMAT:
+        raise DecodeError(
+            f"expected a state document of format {STATE_FORMAT}, got format {doc.format}; "
+            "rebuild the state by replaying the log"
+        )
+    return AgentState(
+        tools=ToolSet(doc.tools),
+        messages=Vector(doc.messages),
+        message_index=Map((message.id, i) for i, message in enumerate(doc.messages)),
+        tool_calls=Map((record.id, record) for record in doc.tool_calls),
+        tool_call_log=Vector(record.id for record in doc.tool_calls),
+        **{name: getattr(doc, name) for name in _AS_IS},
+    )
+
+
+def _outdated(error: Exception) -> DecodeError:
+    decode = decode_error(error)
+    if "missing required field `format`" in str(error):
+        return DecodeError(
+            f"expected a state document of format {STATE_FORMAT}, got one written before formats were "
+            "numbered (format 1); rebuild the state by replaying the log",
+            path=decode.path,
+        )
+    return decode
+
+
+def state_digest(state: AgentState | bytes) -> bytes:
+    """The 32-byte SHA-256 digest behind :func:`state_hash`, of a state or of its MessagePack
+    encoding (``encode_state(state, format="msgpack")``, when already at hand): equal states, equal digests."""
+    data = state if isinstance(state, bytes) else encode_state(state, format="msgpack")
+    return hashlib.sha256(data).digest()
+
+
+def state_hash(state: AgentState) -> str:
+    """A SHA-256 hex digest of the state's canonical encoding: equal states, equal hashes, in any process."""
+    return state_digest(state).hex()

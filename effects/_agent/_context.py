@@ -1,0 +1,42 @@
+"""What the agent's effect handlers may use: a narrow context, not the whole runtime.
+
+A leaf module: the handlers (``call_llm``, ``call_tool``, ``wait_until``) import
+only this; the runtime that implements it imports them.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agent_core import AgentState
+
+from .._clock import Clock
+from .._model import Model
+from .._tools import Toolbox
+
+
+class EffectContext(Protocol):
+    """The model, the tools, the clock, and how new inputs get their timestamps and ids."""
+
+    @property
+    def model(self) -> Model:
+        """The session's model."""
+        ...
+
+    @property
+    def toolbox(self) -> Toolbox:
+        """The session's tools."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The session's clock (timers, tool deadlines)."""
+        ...
+
+    def stamp(self, at_least: int = 0) -> int:
+        """A timestamp for a new input: the clock's time, never earlier than any input the session has."""
+        ...
+
+    def new_message_id(self, kind: str, state: AgentState) -> str:
+        """A new message id of ``kind`` that ``state`` does not use yet."""
+        ...

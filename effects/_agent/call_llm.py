@@ -1,0 +1,163 @@
+"""The ``call-llm`` effect: ask the model, turn its answer into inputs.
+
+Text becomes ``llm-message-started`` (at the first delta), ``text-delta``
+events for display, and ``llm-message-completed`` with the whole text. Then
+either an internal tool's input (``context-window-expanded`` /
+``history-tool-calls-added``: the model is asked again with a wider context)
+or ``re-act-observed`` with the tool calls or ``complete-re-act``.
+
+Failures: anything the model adapter raises ends the call with
+``llm-call-failed``: a :class:`~effects.ModelError` with its ``retryable``
+flag (the reducer retries with backoff), any other exception not retryable,
+with its type and message (the turn fails with reason ``llm-error``). An error
+raised by this handler's own machinery (a subscriber of the streamed text, the
+clock) is a bug and propagates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Container, Iterator, Sequence
+
+from agent_core import (
+    AgentInput,
+    AgentState,
+    CallLlm,
+    CompleteReAct,
+    ContextWindowExpanded,
+    ContinueReAct,
+    HistoryToolCallsAdded,
+    LlmCallFailed,
+    LlmMessageCompleted,
+    LlmMessageStarted,
+    Observation,
+    ReActObserved,
+    ToolCallRequest,
+    llm_context,
+)
+
+from .._machine import Dispatch
+from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
+from ._context import EffectContext
+from ._events import TextDelta
+
+
+class _Stream:
+    """Opens the assistant message at the first text delta and forwards deltas to subscribers.
+
+    An error raised while forwarding (by a subscriber) is kept in ``broken``, so
+    the handler re-raises it instead of blaming the model.
+    """
+
+    __slots__ = ("broken", "ctx", "dispatch", "message_id", "state")
+
+    def __init__(self, ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
+        self.ctx = ctx
+        self.state = state
+        self.dispatch = dispatch
+        turn = state.turn
+        # A message left streaming by a crash: answer into it (the reducer refuses a second one).
+        self.message_id = turn.streaming_message_id if turn is not None else ""
+        self.broken: BaseException | None = None
+
+    def on_text(self, delta: str) -> None:
+        if not delta:
+            return
+        try:
+            if not self.message_id:
+                self.message_id = self.ctx.new_message_id("assistant", self.state)
+                self.dispatch(LlmMessageStarted(timestamp=self.ctx.stamp(), message_id=self.message_id))
+            self.dispatch.emit(TextDelta(message_id=self.message_id, text=delta))
+        except BaseException as error:
+            self.broken = error
+            raise
+
+    def complete(self, text: str) -> None:
+        """End the message with the reply's whole text (a model that did not stream sends it as one delta)."""
+        if text and not self.message_id:
+            self.on_text(text)
+        if self.message_id:
+            self.dispatch(LlmMessageCompleted(timestamp=self.ctx.stamp(), message_id=self.message_id, content=text))
+
+
+async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
+    """Run one model call for ``state`` and dispatch what it produced."""
+    called_at = ctx.stamp(state.timestamp)
+    stream = _Stream(ctx, state, dispatch)
+    try:
+        reply = await ctx.model.complete(llm_context(state), stream.on_text)
+    except Exception as error:
+        if stream.broken is not None:
+            raise  # not the model's failure: a subscriber of the streamed text raised
+        dispatch(_failed(ctx, error))
+        return
+    stream.complete(reply.text)
+    internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
+    if internal:
+        dispatch(_internal_input(ctx, internal[0], state))
+        return
+    observation = _observation(reply, state.tool_calls)
+    dispatch(ReActObserved(timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage))
+
+
+def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:
+    if isinstance(error, ModelError):
+        text = str(error) or type(error).__name__
+        text = f"HTTP {error.status}: {text}" if error.status is not None else text
+        return LlmCallFailed(
+            timestamp=ctx.stamp(), error=text, retryable=error.retryable, retry_after_ms=error.retry_after_ms
+        )
+    return LlmCallFailed(timestamp=ctx.stamp(), error=f"{type(error).__name__}: {error}", retryable=False)
+
+
+def _observation(reply: ModelReply, taken: Container[str]) -> Observation:
+    if not reply.tool_calls:
+        return CompleteReAct()
+    return ContinueReAct(tool_calls=unique_requests(reply.tool_calls, taken))
+
+
+def unique_requests(calls: Sequence[ModelToolCall], taken: Container[str]) -> dict[str, ToolCallRequest]:
+    """The calls keyed by ids unique in the session: a provider id already used gets ``-2``, ``-3``...
+
+    Providers may repeat ids across turns (or send none: ``call-1``, ``call-2``...);
+    the reducer refuses duplicates, so ids are made unique here, deterministically.
+    """
+    requests: dict[str, ToolCallRequest] = {}
+    for call in calls:
+        call_id = call.id
+        if not call_id or call_id in taken or call_id in requests:
+            call_id = next(c for c in _candidates(call.id) if c not in taken and c not in requests)
+        requests[call_id] = ToolCallRequest(name=call.name, parameters=call.arguments or "{}")
+    return requests
+
+
+def _candidates(provider_id: str) -> Iterator[str]:
+    if provider_id:
+        yield provider_id
+    base = provider_id or "call"
+    for n in itertools.count(2 if provider_id else 1):
+        yield f"{base}-{n}"
+
+
+def _internal_input(ctx: EffectContext, first: ModelToolCall, state: AgentState) -> AgentInput:
+    """The input for the model's first internal tool call (one per reply: it changes the context).
+
+    The reducer decides what it does (a wider window, past calls in the
+    context, or the end of a final answer that asked for tools anyway). Only the
+    model's arguments are validated here, where they enter: ids that name no
+    recorded tool call are left out.
+    """
+    if first.name == LOAD_OLDER_MESSAGES:
+        return ContextWindowExpanded(timestamp=ctx.stamp())
+    known = tuple(i for i in _requested_ids(first.arguments) if i in state.tool_calls)
+    return HistoryToolCallsAdded(timestamp=ctx.stamp(), tool_call_ids=known)
+
+
+def _requested_ids(arguments: str) -> list[str]:
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return []
+    ids = parsed.get("tool_call_ids") if isinstance(parsed, dict) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []

@@ -1,0 +1,34 @@
+"""Seeing inside a session: OpenTelemetry GenAI spans (live and from a stored log), metrics, conversations.
+
+Import the public names from ``effects``.
+"""
+
+from ._conventions import Conventions, span_id_of, trace_id_of
+from ._conversation import ConversationEntry, conversation
+from ._live import SessionTracer
+from ._messages import messages_in_order
+from ._metrics import Latency, SessionStats, ToolStats, TurnStats, session_stats
+from ._otel import export_spans, to_otel
+from ._replayed import session_spans
+from ._spans import SpanData, SpanEvent, SpanProjection
+
+__all__ = [
+    "Conventions",
+    "ConversationEntry",
+    "Latency",
+    "SessionStats",
+    "SessionTracer",
+    "SpanData",
+    "SpanEvent",
+    "SpanProjection",
+    "ToolStats",
+    "TurnStats",
+    "conversation",
+    "export_spans",
+    "messages_in_order",
+    "session_spans",
+    "session_stats",
+    "span_id_of",
+    "to_otel",
+    "trace_id_of",
+]

@@ -1,0 +1,126 @@
+"""Picking up inputs that others append to a running session's log (a person deciding in the viewer).
+
+A running session is its log's only writer, except for decisions made
+elsewhere: ``tool-call-approved`` / ``tool-call-denied`` appended through the
+store by :func:`~effects.decide` (with the expected length, so a race is
+refused, never merged). :func:`follow_store` polls the store and dispatches
+each new record's input into the session; the session's journal then appends
+the same record, which :class:`SharedStore` recognises as already stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Protocol
+
+import anyio
+
+from agent_core import AgentInput, AgentState
+
+from ._errors import ConcurrencyError
+from ._protocol import EventStore
+from ._records import Origin, SessionInfo, Snapshot, StoredInput
+
+DEFAULT_FOLLOW_INTERVAL = 0.2
+"""Seconds between two looks at the store."""
+
+
+class SharedStore:
+    """An :class:`EventStore` for sessions whose logs others may append to; wraps another store.
+
+    An append whose leading records are already stored, at the same positions
+    with the same chain hashes (so the same bytes after the same history),
+    skips them and appends the rest: the running session re-appending a
+    decision it picked up from the log. Any other conflict still raises
+    :class:`ConcurrencyError`.
+    """
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+
+    def append(
+        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
+    ) -> None:
+        """Append ``records``, skipping those another writer already stored identically (see the class)."""
+        try:
+            self.store.append(session_id, records, expected=expected, parent=parent)
+        except ConcurrencyError:
+            stored = list(self.store.read(session_id, expected + 1, expected + len(records)))
+            same = 0
+            while same < len(stored) and (stored[same].seq, stored[same].hash) == (
+                records[same].seq,
+                records[same].hash,
+            ):
+                same += 1
+            if same == 0:
+                raise
+            if same < len(records):
+                self.store.append(session_id, records[same:], expected=expected + same)
+
+    def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
+        """See :meth:`EventStore.read`."""
+        return self.store.read(session_id, start, stop)
+
+    def session(self, session_id: str) -> SessionInfo:
+        """See :meth:`EventStore.session`."""
+        return self.store.session(session_id)
+
+    def sessions(self) -> list[SessionInfo]:
+        """See :meth:`EventStore.sessions`."""
+        return self.store.sessions()
+
+    def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
+        """See :meth:`EventStore.save_snapshot`."""
+        self.store.save_snapshot(session_id, snapshot)
+
+    def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
+        """See :meth:`EventStore.load_snapshot`."""
+        return self.store.load_snapshot(session_id, at_most)
+
+    def close(self) -> None:
+        """Close the wrapped store."""
+        self.store.close()
+
+
+class _Running(Protocol):
+    @property
+    def state(self) -> AgentState: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    def dispatch(self, inp: AgentInput) -> None: ...
+
+
+@asynccontextmanager
+async def follow_store(
+    store: EventStore, session: _Running, interval: float = DEFAULT_FOLLOW_INTERVAL
+) -> AsyncIterator[None]:
+    """While the block runs, dispatch into ``session`` every input others append to its log in ``store``.
+
+    The store is polled every ``interval`` seconds. Open the session on a
+    :class:`SharedStore` so its journal accepts the records it did not write::
+
+        store = SharedStore(SqliteStore("agent.db"))
+        async with open_session(store, "support-42", model, tools=[...]) as session, follow_store(store, session):
+            ...  # an approval clicked in `agent-core ui agent.db` reaches this session
+    """
+    async with anyio.create_task_group() as group:
+        group.start_soon(_poll, store, session, interval)
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
+async def _poll(store: EventStore, session: _Running, interval: float) -> None:
+    dispatched = 0
+    while True:
+        await anyio.sleep(interval)
+        known = max(session.state.step, dispatched)
+        if store.session(session.session_id).length <= known:
+            continue
+        for record in store.read(session.session_id, known + 1):
+            session.dispatch(record.decode())
+            dispatched = record.seq

@@ -1,0 +1,139 @@
+"""Opening a PostgreSQL database as a store: the driver, the schema, refusing foreign databases, naming failures."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._errors import NotAStore, StoreError, StoreUnavailable
+from ._sqlite_schema import FORMAT
+
+if TYPE_CHECKING:
+    import psycopg
+
+CHANNEL = "agent_core_inputs"
+"""The ``NOTIFY`` channel an append signals on; the payload is the session id."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS agent_core_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS agent_core_sessions (
+    id BIGSERIAL PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    length INTEGER NOT NULL,
+    head BYTEA NOT NULL,
+    first_timestamp BIGINT NOT NULL,
+    last_timestamp BIGINT NOT NULL,
+    parent TEXT,
+    parent_seq INTEGER
+);
+CREATE TABLE IF NOT EXISTS agent_core_inputs (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    codec SMALLINT NOT NULL,
+    data BYTEA NOT NULL,
+    hash BYTEA NOT NULL,
+    turn_digest BYTEA,
+    state_hash BYTEA,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS agent_core_snapshots (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    state_hash BYTEA NOT NULL,
+    codec SMALLINT NOT NULL,
+    data BYTEA NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+"""
+
+# Any constant: two processes creating the schema of a new database at once take turns.
+_SCHEMA_LOCK = 0x61676E74
+
+
+def driver() -> Any:
+    """The ``psycopg`` module, or an error naming the extra to install."""
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError("PostgreSQL stores need psycopg 3: pip install 'agent-core[postgres]'") from None
+    return psycopg
+
+
+def is_dsn(target: str) -> bool:
+    """Whether ``target`` names a PostgreSQL database (a ``postgresql://`` or ``postgres://`` URL)."""
+    return target.startswith(("postgresql://", "postgres://"))
+
+
+def shown(dsn: str) -> str:
+    """The DSN without its password, for messages."""
+    head, at, tail = dsn.rpartition("@")
+    if not at:
+        return dsn
+    scheme, _, credentials = head.partition("://")
+    user = credentials.partition(":")[0]
+    return f"{scheme}://{user}@{tail}"
+
+
+def connect(dsn: str, *, readonly: bool) -> psycopg.Connection[Any]:
+    """An autocommit connection to a valid store; a writable one creates the schema if needed.
+
+    Raises :class:`StoreError` when the server cannot be reached and
+    :class:`NotAStore` when the database holds another format.
+    """
+    pg = driver()
+    try:
+        connection: psycopg.Connection[Any] = pg.connect(dsn, autocommit=True)
+    except pg.Error as error:
+        raise unusable(dsn, error) from None
+    try:
+        _check_or_create(connection, dsn, readonly)
+        if readonly:
+            connection.execute("SET default_transaction_read_only = on")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def unusable(dsn: str, error: Exception) -> StoreUnavailable:
+    """The error for a store that is read-only, out of disk, unreachable, or whose connection broke."""
+    errors = driver().errors
+    reason = " ".join(str(error).split())
+    if isinstance(error, errors.ReadOnlySqlTransaction):
+        return StoreUnavailable(
+            f"{shown(dsn)}: the store is read-only ({reason}); nothing was written; "
+            "open it without readonly=True, or use a command that only reads"
+        )
+    if isinstance(error, errors.DiskFull):
+        return StoreUnavailable(
+            f"{shown(dsn)}: the database server's disk is full ({reason}); nothing of this batch was written; "
+            "free space on the server, then retry (a session resumes from what was committed)"
+        )
+    return StoreUnavailable(
+        f"{shown(dsn)}: cannot reach the PostgreSQL store ({reason}); "
+        "check that the server runs and the DSN is right, then retry"
+    )
+
+
+def _check_or_create(connection: psycopg.Connection[Any], dsn: str, readonly: bool) -> None:
+    found = connection.execute("SELECT to_regclass('agent_core_inputs') IS NOT NULL").fetchone()
+    if not readonly and not (found and found[0]):
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            connection.execute(_SCHEMA)
+            connection.execute(
+                "INSERT INTO agent_core_meta VALUES ('format', %s) ON CONFLICT DO NOTHING", (str(FORMAT),)
+            )
+    found = connection.execute("SELECT to_regclass('agent_core_meta') IS NOT NULL").fetchone()
+    if not (found and found[0]):
+        raise NotAStore(
+            f"{shown(dsn)}: the database has no agent-core tables; "
+            "expected a store written by `agent-core run --db` or `agent-core import`"
+        )
+    row = connection.execute("SELECT value FROM agent_core_meta WHERE key = 'format'").fetchone()
+    if row is None or row[0] != str(FORMAT):
+        raise NotAStore(
+            f"{shown(dsn)}: store format {'none' if row is None else row[0]}, this release reads format {FORMAT}; "
+            "open it with the release that wrote it, or export its sessions there and import them here"
+        )
