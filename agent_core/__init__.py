@@ -53,7 +53,7 @@ from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, t
 from ._replay import replay
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
-from ._toolset import ToolSet
+from ._toolset import ToolSet, not_registered
 from ._upcast import UPCASTERS, upcaster
 from ._vector import Vector
 
@@ -127,6 +127,7 @@ __all__ = [
     "initial_state",
     "input_json_schema",
     "llm_context",
+    "not_registered",
     "phase",
     "replay",
     "state_digest",

@@ -81,12 +81,6 @@ def cancelled_inside(tool: str, call_id: str) -> str:
     )
 
 
-def unknown_tool(tool: str, call_id: str, registered: Iterable[str]) -> str:
-    """The model named a tool nobody registered."""
-    known = ", ".join(sorted(registered)) or "none"
-    return f"tool {tool!r} is not registered (tool call {call_id!r}); registered tools: {known}"
-
-
 def unencodable(tool: str, call_id: str, value: Any, error: Exception) -> str:
     """The tool returned something that is neither a string nor JSON-encodable: a bug in the tool."""
     return (

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from agent_core import ToolDefinition, ToolFailure, ToolResult
+from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
 from .._model import INTERNAL_TOOLS
 from . import _messages
@@ -78,7 +78,7 @@ class Toolbox:
         """
         found = self._tools.get(name)
         if found is None:
-            return ToolFailure(error=_messages.unknown_tool(name, tool_call_id, self._tools))
+            return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
         threads = self._threads.current()
         if timeout is None:
