@@ -32,8 +32,9 @@ OUTPUT_LIMIT = "[answer cut off: the model reached its output token limit ({reas
 CONTENT_FILTER = "[answer stopped by the provider's content filter ({reason})]"
 """Appended to an answer that a provider's safety filter stopped (or that the model refused)."""
 
-MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
-"""What reading a malformed stream raises: the SDK's JSON parse, and the folds' shape checks (msgspec)."""
+MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError)
+"""What reading a malformed stream raises: the SDK's JSON parse (deep nesting included), and the folds'
+shape checks (msgspec)."""
 
 
 def finished(
@@ -73,6 +74,8 @@ def malformed(origin: str, error: Exception, secrets: Sequence[str]) -> ModelErr
     """The failure for a stream whose chunk is not JSON or not of the provider's shape."""
     if isinstance(error, json.JSONDecodeError):
         detail = f"a line is not JSON ({error.msg} at column {error.colno})"
+    elif isinstance(error, RecursionError):
+        detail = "a line is nested too deeply to be a chunk"
     elif isinstance(error, msgspec.ValidationError):
         detail = f"a chunk has the wrong shape ({error})"
     else:

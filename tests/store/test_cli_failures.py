@@ -46,6 +46,11 @@ BAD_LOGS: dict[str, bytes] = {
     "bad-utf8": b'\xff\xfe{"type": "session-started"}\n',
     "wrong-record-shape": b'{"type": "session-started", "timestamp": "noon"}\n',
     "not-an-object": b"[1, 2]\n",
+    "deeply-nested": b'{"type": "session-started", "timestamp": 1, "session_id": "s", "schema_version": 0}\n'
+    + b"[" * 100_000
+    + b"]" * 100_000
+    + b"\n",
+    "nanosecond-timestamps": b'{"type": "session-started", "timestamp": 1767225600000000000, "session_id": "s"}\n',
     "empty": b"",
 }
 
