@@ -71,7 +71,9 @@ def fits_64_bits(data: bytes, value: object, record: int | None = None, source: 
     try:
         msgpack_encoder.encode(value)
     except OverflowError:
-        raise DecodeError("a number is too large (integers must fit in 64 bits)", record=record, source=source) from None
+        raise DecodeError(
+            "a number is too large (integers must fit in 64 bits)", record=record, source=source
+        ) from None
 
 
 def _as_record(raw: Any) -> Record:
