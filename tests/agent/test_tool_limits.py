@@ -12,7 +12,7 @@ import anyio.from_thread
 import pytest
 
 from agent_core import ToolFailure, ToolSuccess
-from effects import Agent, Toolbox, ToolLimits, tool
+from effects import Agent, Tool, Toolbox, ToolLimits, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import START, Recorder, make_agent, results, texts
@@ -23,6 +23,18 @@ pytestmark = pytest.mark.anyio
 def _agent(script: list[Any], tools: Toolbox, clock: ManualClock | None = None) -> Agent:
     clock = clock or ManualClock(START)
     return Agent(ScriptedModel(script), tools=tools, clock=clock, ids=SequentialIds(), session_id="s")
+
+
+def _forever(entered: anyio.Event, timeout_ms: int | None = None) -> Tool[[], Any]:
+    """A tool that never returns (it sets ``entered`` when it starts)."""
+
+    async def forever() -> str:
+        """Never returns."""
+        entered.set()
+        await anyio.sleep_forever()
+        return ""
+
+    return tool(timeout_ms=timeout_ms)(forever)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -59,13 +71,7 @@ async def test_a_future_cancelled_by_something_else_fails_the_call_instead_of_le
 
 async def test_a_tool_without_a_timeout_gets_the_default_one() -> None:
     entered = anyio.Event()
-
-    @tool
-    async def forever() -> str:
-        """Never returns."""
-        entered.set()
-        await anyio.sleep_forever()
-        return ""
+    forever = _forever(entered)
 
     agent, _, clock = make_agent([call_tools(("forever", {})), say("gave up")], tools=[forever])
     async with agent.running() as session:
@@ -84,13 +90,7 @@ async def test_a_tool_without_a_timeout_gets_the_default_one() -> None:
 
 async def test_limits_without_a_default_timeout_let_a_tool_run_on() -> None:
     entered = anyio.Event()
-
-    @tool
-    async def forever() -> str:
-        """Never returns."""
-        entered.set()
-        await anyio.sleep_forever()
-        return ""
+    forever = _forever(entered)
 
     clock = ManualClock(START)
     agent = _agent([call_tools(("forever", {}))], Toolbox([forever], limits=ToolLimits(timeout_ms=None)), clock)
@@ -186,11 +186,7 @@ def test_a_toolbox_built_from_a_toolbox_keeps_its_limits() -> None:
 
 
 async def test_on_the_wall_clock_a_timeout_cancels_the_call_without_a_second_task() -> None:
-    @tool(timeout_ms=50)
-    async def forever() -> str:
-        """Never returns."""
-        await anyio.sleep_forever()
-        return ""
+    forever = _forever(anyio.Event(), timeout_ms=50)
 
     agent = Agent(ScriptedModel([call_tools(("forever", {})), say("gave up")]), tools=[forever], ids=SequentialIds())
     async with agent.running() as session:
@@ -218,13 +214,7 @@ class _PlainClock:
 
 async def test_a_clock_with_only_sleep_until_still_times_tools_out() -> None:
     entered = anyio.Event()
-
-    @tool(timeout_ms=5000)
-    async def forever() -> str:
-        """Never returns."""
-        entered.set()
-        await anyio.sleep_forever()
-        return ""
+    forever = _forever(entered, timeout_ms=5000)
 
     manual = ManualClock(START)
     model = ScriptedModel([call_tools(("forever", {})), say("gave up")])

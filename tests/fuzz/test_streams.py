@@ -4,8 +4,8 @@ or raises a ModelError naming the provider and the URL; the folds themselves rai
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Coroutine, Iterator
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -24,7 +24,7 @@ from effects.providers._anthropic_stream import read_events
 from effects.providers._openai_stream import read_stream
 from effects.testing import FakeProviderServer, FakeToolCall, Reply, anthropic_stream, openai_stream
 
-from ._bytes import EXAMPLES, fuzz, json_values, mutated
+from ._bytes import EXAMPLES, fuzz, json_values, mutated, run_now
 
 QUESTION = ac.llm_context(
     ac.replay(
@@ -35,7 +35,6 @@ QUESTION = ac.llm_context(
     )
 )
 
-T = TypeVar("T")
 CALLS = [FakeToolCall("call_1", "get_time", ['{"timezone": ', '"UTC"}'])]
 STREAMS = {
     "openai": openai_stream(["It is ", "noon."], CALLS),
@@ -71,17 +70,6 @@ async def _listed(items: list[Any]) -> AsyncIterator[Any]:
         yield item
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine that never waits (a fold over a list) without the cost of an event loop."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        result: T = stop.value
-        return result
-    coroutine.close()
-    raise AssertionError("the fold waited for something; expected it to run straight through a list")
-
-
 @fuzz
 @given(st.data())
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -94,7 +82,7 @@ def test_a_fold_raises_only_a_validation_error(provider: str, data: st.DataObjec
         chunks = [anthropic_construct(value=v, type_=RawMessageStreamEvent) for v in values]
         fold = read_events
     try:
-        reply = _run(fold(_listed(chunks), lambda _: None))
+        reply = run_now(fold(_listed(chunks), lambda _: None))
     except msgspec.ValidationError:
         return
     assert isinstance(reply.text, str) and reply.usage.input_tokens >= 0 and reply.usage.output_tokens >= 0

@@ -4,8 +4,7 @@ result (a success, or a failure the model can read), never an exception."""
 from __future__ import annotations
 
 import json
-from collections.abc import Coroutine
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import pydantic
 from hypothesis import given
@@ -14,9 +13,7 @@ from hypothesis import strategies as st
 from agent_core import ToolFailure, ToolSuccess
 from effects import Toolbox, tool
 
-from ._bytes import fuzz, json_values, mutated
-
-T = TypeVar("T")
+from ._bytes import fuzz, json_values, mutated, run_now
 
 
 class Address(pydantic.BaseModel):
@@ -48,17 +45,6 @@ VALID = [
 ]
 
 
-def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a call whose tool never waits, without the cost of an event loop per example."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        result: T = stop.value
-        return result
-    coroutine.close()
-    raise AssertionError("the call waited for something")
-
-
 arguments = st.one_of(
     mutated(VALID).map(lambda b: b.decode("utf-8", "replace")),
     json_values.map(json.dumps),
@@ -69,7 +55,7 @@ arguments = st.one_of(
 @fuzz
 @given(st.sampled_from(["book", "note"]), arguments)
 def test_any_arguments_end_in_a_result(name: str, text: str) -> None:
-    result = _run(TOOLBOX[name].invoke(text, "call-1"))
+    result = run_now(TOOLBOX[name].invoke(text, "call-1"))
     assert isinstance(result, ToolSuccess | ToolFailure)
     if isinstance(result, ToolFailure):
         assert "call-1" in result.error
