@@ -16,6 +16,7 @@ from ._context import (
     ContextToolResult,
     LlmContext,
     llm_context,
+    offered_tools,
 )
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
@@ -51,13 +52,23 @@ from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
+from ._rules import ALLOW, ProposedCall, Verdict, known_guards, known_rules, register_guard, register_rule
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet
 from ._upcast import UPCASTERS, upcaster
 from ._vector import Vector
+from ._workflow import (
+    Workflow,
+    WorkflowMove,
+    WorkflowState,
+    WorkflowTransition,
+    transition_table,
+    workflow_mermaid,
+)
 
 __all__ = [
+    "ALLOW",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",
@@ -93,6 +104,7 @@ __all__ = [
     "Observation",
     "PastToolCall",
     "Phase",
+    "ProposedCall",
     "ReActCancelled",
     "ReActObserved",
     "Rejection",
@@ -114,7 +126,12 @@ __all__ = [
     "Usage",
     "UserMessageReceived",
     "Vector",
+    "Verdict",
     "WaitUntil",
+    "Workflow",
+    "WorkflowMove",
+    "WorkflowState",
+    "WorkflowTransition",
     "check",
     "check_invariants",
     "decode_input",
@@ -126,13 +143,20 @@ __all__ = [
     "encode_state",
     "initial_state",
     "input_json_schema",
+    "known_guards",
+    "known_rules",
     "llm_context",
+    "offered_tools",
     "phase",
+    "register_guard",
+    "register_rule",
     "replay",
     "state_digest",
     "state_hash",
     "tag_of",
     "transition",
+    "transition_table",
     "upcaster",
     "valid_inputs",
+    "workflow_mermaid",
 ]

@@ -62,8 +62,11 @@ from ._values import (
     tool_results,
     usages,
 )
+from ._workflows import GUARDS, VERDICT_RULE, workflows
 
 __all__ = [
+    "GUARDS",
+    "VERDICT_RULE",
     "agent_configs",
     "context_window_expanded",
     "due_at",
@@ -95,4 +98,5 @@ __all__ = [
     "tool_results",
     "usages",
     "user_message_received",
+    "workflows",
 ]
