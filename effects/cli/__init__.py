@@ -21,6 +21,7 @@ _COMMANDS = (
     "show",
     "stats",
     "ui",
+    "workflow",
 )
 
 
