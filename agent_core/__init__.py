@@ -55,7 +55,7 @@ from ._replay import replay
 from ._rules import ALLOW, ProposedCall, Verdict, known_guards, known_rules, register_guard, register_rule
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
-from ._toolset import ToolSet
+from ._toolset import ToolSet, not_registered
 from ._upcast import UPCASTERS, upcaster
 from ._vector import Vector
 from ._workflow import (
@@ -146,6 +146,7 @@ __all__ = [
     "known_guards",
     "known_rules",
     "llm_context",
+    "not_registered",
     "offered_tools",
     "phase",
     "register_guard",

@@ -46,3 +46,13 @@ class ToolSet(Mapping[str, ToolDefinition]):
     def definitions(self) -> tuple[ToolDefinition, ...]:
         """The tools in declared order."""
         return self._tools
+
+
+def not_registered(name: str, tool_call_id: str, registered: Iterable[str]) -> str:
+    """The failure a call to a tool nobody registered completes with: it names the tools that exist.
+
+    The reducer records it for a call to a tool the session does not declare;
+    a runner whose toolbox lacks a declared tool uses the same words.
+    """
+    known = ", ".join(sorted(registered)) or "none"
+    return f"tool {name!r} is not registered (tool call {tool_call_id!r}); registered tools: {known}"

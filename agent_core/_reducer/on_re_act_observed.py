@@ -9,6 +9,7 @@ from msgspec.structs import replace
 
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
+from .._toolset import not_registered
 from .._vector import Vector
 from ._common import reject, require_not_streaming, require_thinking
 from ._stuck import Repeats, count_repeats
@@ -221,10 +222,7 @@ def _records(
         if refused:
             result = ToolFailure(error=f"not run: {refused}")
         elif tool is None:
-            known = ", ".join(sorted(tools.keys())) or "none"
-            result = ToolFailure(
-                error=f"tool {request.name!r} is not registered (tool call {call_id!r}); registered tools: {known}"
-            )
+            result = ToolFailure(error=not_registered(request.name, call_id, tools.keys()))
         else:
             status, result = gate(state, call_id, request.name, request.parameters)
             if status == "awaiting-approval":

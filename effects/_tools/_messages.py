@@ -73,12 +73,6 @@ def timed_out(tool: str, call_id: str, timeout_ms: int, idempotent: bool) -> str
     )
 
 
-def unknown_tool(tool: str, call_id: str, registered: Iterable[str]) -> str:
-    """The model named a tool nobody registered."""
-    known = ", ".join(sorted(registered)) or "none"
-    return f"tool {tool!r} is not registered (tool call {call_id!r}); registered tools: {known}"
-
-
 def unencodable(tool: str, call_id: str, value: Any, error: Exception) -> str:
     """The tool returned something that is neither a string nor JSON-encodable: a bug in the tool."""
     return (

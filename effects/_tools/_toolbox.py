@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import anyio
 
-from agent_core import ToolDefinition, ToolFailure, ToolResult
+from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
 from .._model import INTERNAL_TOOLS
 from . import _messages
@@ -64,7 +64,7 @@ class Toolbox:
         """
         found = self._tools.get(name)
         if found is None:
-            return ToolFailure(error=_messages.unknown_tool(name, tool_call_id, self._tools))
+            return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
         timeout = found.definition.timeout_ms
         if timeout is None:
             return await found.invoke(arguments, tool_call_id)

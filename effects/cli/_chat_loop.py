@@ -14,10 +14,7 @@ from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
-import anyio
-
-from agent_core import AgentState
-from effects import MachineEvent, Session, StateUpdated
+from effects import Session
 
 T = TypeVar("T")
 
@@ -69,27 +66,3 @@ class BackgroundSession:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
-
-
-async def until_turn_waits(session: Session) -> AgentState:
-    """Wait until the turn is over or waits for an approval (a retry backoff or deadline timer is waited out)."""
-    while True:
-        await session.settled()
-        if session.phase not in ("retrying", "thinking", "acting"):
-            return session.state
-        await _next_state(session)
-
-
-async def _next_state(session: Session) -> None:
-    """Wait for the session's next state (the timer that was left fired)."""
-    changed = anyio.Event()
-
-    def on_event(event: MachineEvent) -> None:
-        if isinstance(event, StateUpdated):
-            changed.set()
-
-    unsubscribe = session.subscribe(on_event)
-    try:
-        await changed.wait()
-    finally:
-        unsubscribe()

@@ -19,7 +19,7 @@ from agent_core import (
 )
 from effects import MachineEvent, Session, StateUpdated, TextDelta
 
-from ._chat_loop import BackgroundSession, until_turn_waits
+from ._chat_loop import BackgroundSession
 from ._transcript import shorten as transcript_shorten
 
 _SHOWN = 300
@@ -105,7 +105,7 @@ def _turn(background: BackgroundSession, session: Session, text: str) -> None:
             if not sent:
                 background.call(lambda: session.send(text))
                 sent = True
-            state = background.run(lambda: until_turn_waits(session)).result()
+            state = background.run(session.turn_done).result()
             if state.turn is None or not state.turn.awaiting_ids:
                 break
             _decide(background, session, state)
