@@ -46,6 +46,7 @@ from ._inputs import (
     ToolSuccess,
     Usage,
     UserMessageReceived,
+    WorkflowActionTaken,
     tag_of,
 )
 from ._invariants import check_invariants
@@ -129,6 +130,7 @@ __all__ = [
     "Verdict",
     "WaitUntil",
     "Workflow",
+    "WorkflowActionTaken",
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",

@@ -6,9 +6,10 @@ workflow state (``AgentState.workflow_state``); the model is offered only the
 tools that state lists, and a call to any other tool completes with a failure
 naming the state and the tools valid in it.
 
-A transition is triggered by a tool call of a given name completing with a
-success, in the transition's ``source`` state. Several transitions may share
-a source and a trigger: they are tried by descending ``priority`` (ties in
+A transition is triggered, in its ``source`` state, by a tool call of a given
+name completing with a success (``tool``), or by a ``workflow-action-taken``
+input naming its ``action`` (a person's decision, such as ``plan-approved``).
+Several transitions may share a source and a trigger: they are tried by descending ``priority`` (ties in
 declared order) and the first whose guard passes (no guard always passes)
 wins. Guards are pure predicates registered by name in code
 (:func:`register_guard`).
@@ -28,7 +29,8 @@ class WorkflowState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_de
 
 
 class WorkflowTransition(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """Move from ``source`` to ``target`` when a call of tool ``tool`` succeeds, if ``guard`` passes.
+    """Move from ``source`` to ``target`` when a call of ``tool`` succeeds, or when ``action`` is
+    taken (exactly one of the two is set), if ``guard`` passes.
 
     ``guard`` names a registered guard (empty: always passes); higher
     ``priority`` is tried first.
@@ -36,9 +38,15 @@ class WorkflowTransition(msgspec.Struct, frozen=True, kw_only=True, gc=False, om
 
     source: str
     target: str
-    tool: str
+    tool: str = ""
+    action: str = ""
     guard: str = ""
     priority: int = 0
+
+    @property
+    def trigger(self) -> str:
+        """``tool:<name>`` or ``action:<name>``, as the audit records it."""
+        return f"tool:{self.tool}" if self.tool else f"action:{self.action}"
 
 
 class Workflow(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
@@ -66,7 +74,7 @@ class WorkflowMove(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_def
 
     ``step`` is the position of the triggering input in the log (1 for
     ``session-started``), ``trigger`` what triggered it (``tool:<name>`` with
-    the call's id in ``tool_call_id``), ``guard`` the guard that decided (empty:
+    the call's id in ``tool_call_id``, or ``action:<name>``), ``guard`` the guard that decided (empty:
     an unguarded transition).
     """
 
@@ -84,13 +92,14 @@ def transition_table(workflow: Workflow) -> tuple[WorkflowTransition, ...]:
     (ties keep their declared order)."""
     order = {name: i for i, name in enumerate(workflow.names)}
     indexed = list(enumerate(workflow.transitions))
-    indexed.sort(key=lambda item: (order.get(item[1].source, len(order)), item[1].tool, -item[1].priority, item[0]))
+    indexed.sort(key=lambda item: (order.get(item[1].source, len(order)), item[1].trigger, -item[1].priority, item[0]))
     return tuple(t for _, t in indexed)
 
 
-def candidates(workflow: Workflow, source: str, tool: str) -> tuple[WorkflowTransition, ...]:
-    """The transitions a successful call of ``tool`` may take from ``source``, in the order they are tried."""
-    found = [(i, t) for i, t in enumerate(workflow.transitions) if t.source == source and t.tool == tool]
+def candidates(workflow: Workflow, source: str, trigger: str) -> tuple[WorkflowTransition, ...]:
+    """The transitions ``trigger`` (``tool:<name>`` or ``action:<name>``) may take from ``source``,
+    in the order they are tried."""
+    found = [(i, t) for i, t in enumerate(workflow.transitions) if t.source == source and t.trigger == trigger]
     found.sort(key=lambda item: (-item[1].priority, item[0]))
     return tuple(t for _, t in found)
 
@@ -102,7 +111,7 @@ def workflow_mermaid(workflow: Workflow) -> str:
         tools = ", ".join(t + (" (approval)" if t in state.approval else "") for t in state.tools) or "no tools"
         lines.append(f"    {_id(state.name)}: {state.name}: {tools}")
     for t in transition_table(workflow):
-        label = t.tool + (f" [{t.guard}]" if t.guard else "") + (f" (priority {t.priority})" if t.priority else "")
+        label = (t.tool or f"action {t.action}") + (f" [{t.guard}]" if t.guard else "") + (f" (priority {t.priority})" if t.priority else "")
         lines.append(f"    {_id(t.source)} --> {_id(t.target)}: {label}")
     return "\n".join(lines) + "\n"
 

@@ -37,6 +37,7 @@ from .._inputs import (
     ToolCallDenied,
     ToolCallStarted,
     UserMessageReceived,
+    WorkflowActionTaken,
     tag_of,
 )
 from .._phase import Phase
@@ -55,6 +56,7 @@ from .on_tool_call_completed import on_tool_call_completed
 from .on_tool_call_denied import on_tool_call_denied
 from .on_tool_call_started import on_tool_call_started
 from .on_user_message_received import on_user_message_received
+from .on_workflow_action_taken import on_workflow_action_taken
 
 
 class InputKind(msgspec.Struct, frozen=True):
@@ -110,6 +112,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(HistoryToolCallsAdded, on_history_tool_calls_added, _ENDS_TURN, _THINKING),
     _row(TimerFired, on_timer_fired, _ENDS_TURN, _IN_A_TURN),
     _row(ReActCancelled, on_re_act_cancelled, _ENDS_TURN, _IN_A_TURN),
+    _row(WorkflowActionTaken, on_workflow_action_taken, ("workflow_state", "audit", "turn"), _ANY_TIME),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from .._inputs import SessionStarted, ToolCallCompleted, ToolFailure
+from .._inputs import SessionStarted, ToolCallCompleted, ToolFailure, WorkflowActionTaken
 from .._rules import Verdict, guard_passes, judge, known_guards, known_rules
 from .._state import AgentState, ToolCallStatus
 from .._workflow import Workflow, WorkflowMove, candidates
@@ -40,7 +40,9 @@ def check_workflow(state: AgentState, inp: SessionStarted) -> None:
         for end in (t.source, t.target):
             if end not in names:
                 problems.append(f"transition {t.source!r} -> {t.target!r} names undeclared state {end!r}")
-        if t.tool not in declared:
+        if bool(t.tool) == bool(t.action):
+            problems.append(f"transition {t.source!r} -> {t.target!r} must name exactly one of tool and action")
+        elif t.tool and t.tool not in declared:
             problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
     if problems:
         _refuse(state, inp, "invalid-workflow", "workflow-consistent", "; ".join(problems) + "; fix the workflow")
@@ -114,20 +116,21 @@ def needs_approval(state: AgentState, name: str) -> bool:
     return workflow is not None and name in workflow.state(state.workflow_state).approval
 
 
-def advance(state: AgentState, inp: ToolCallCompleted, tool: str) -> AgentState:
-    """After a successful call of ``tool``: take the first transition whose guard passes, recording it."""
+def advance(state: AgentState, inp: ToolCallCompleted | WorkflowActionTaken, trigger: str) -> AgentState:
+    """Take the first transition ``trigger`` may take whose guard passes, recording it; ``state``
+    unchanged when none does. ``state`` already carries the input's timestamp and step."""
     workflow: Workflow | None = state.config.workflow
     if workflow is None:
         return state
-    for t in candidates(workflow, state.workflow_state, tool):
+    for t in candidates(workflow, state.workflow_state, trigger):
         if guard_passes(t.guard, state, inp):
             move = WorkflowMove(
                 source=t.source,
                 target=t.target,
                 step=state.step,
-                trigger=f"tool:{tool}",
+                trigger=trigger,
                 guard=t.guard,
-                tool_call_id=inp.tool_call_id,
+                tool_call_id=inp.tool_call_id if isinstance(inp, ToolCallCompleted) else "",
                 at=inp.timestamp,
             )
             return replace(state, workflow_state=t.target, audit=(*state.audit, move))

@@ -43,5 +43,5 @@ def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentSt
         turn=replace(turn, open_call_ids=opened),
     )
     if state.config.workflow is not None and isinstance(inp.result, ToolSuccess):
-        state = advance(state, inp, record.name)
+        state = advance(state, inp, f"tool:{record.name}")
     return state if opened else settle(state)

@@ -28,9 +28,10 @@ from .._inputs import (
     ToolCallRequest,
     ToolCallStarted,
     UserMessageReceived,
+    WorkflowActionTaken,
 )
 from .._state import AgentState
-from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
+from ._draw import actions_now, due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import session_started
 from ._per_kind import per_kind
 from ._values import EPOCH_MS, PARAMETERS, VERDICT_PARAMETERS, texts, tool_results, usages
@@ -131,6 +132,14 @@ def _cancelled(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ReActCancelled(timestamp=later(draw, state), reason=draw(_TEXTS))
 
 
+def _action(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    actions = actions_now(state, at)
+    if not actions:  # a guard on the time refused the later time; the state's own time passed it
+        at, actions = state.timestamp, actions_now(state, state.timestamp)
+    return WorkflowActionTaken(timestamp=at, action=pick(draw, actions))
+
+
 def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
 
@@ -157,6 +166,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         HistoryToolCallsAdded: _history,
         TimerFired: _timer,
         ReActCancelled: _cancelled,
+        WorkflowActionTaken: _action,
     },
     "builders",
 )

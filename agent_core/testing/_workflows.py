@@ -23,6 +23,9 @@ from .._workflow import Workflow, WorkflowState, WorkflowTransition
 GUARDS = ("testing:always", "testing:never", "testing:even-time")
 """The guards the kit registers; :func:`workflows` draws among them (and no guard)."""
 
+ACTIONS = ("approve", "reject")
+"""The actions (``workflow-action-taken``) :func:`workflows` draws transitions for."""
+
 VERDICT_RULE = "testing:by-parameters"
 """The rule the kit registers: the verdict the call's ``"verdict"`` argument names."""
 
@@ -53,7 +56,7 @@ def _by_parameters(call: ProposedCall, state: AgentState) -> Verdict:
 def workflows(tools: tuple[ToolDefinition, ...], *, max_states: int = 4) -> SearchStrategy[Workflow]:
     """Workflows that ``session-started`` accepts with ``tools``: 1 to ``max_states`` states, each
     offering a subset of the tools (some needing approval there), and transitions between them
-    triggered by those tools, with the kit's guards and priorities."""
+    triggered by those tools or by :data:`ACTIONS`, with the kit's guards and priorities."""
     names = tuple(tool.name for tool in tools)
 
     @st.composite
@@ -65,17 +68,19 @@ def workflows(tools: tuple[ToolDefinition, ...], *, max_states: int = 4) -> Sear
             approval = tuple(name for name in offered if draw(st.integers(0, 3)) == 0)
             states.append(WorkflowState(name=f"s{i}", tools=offered, approval=approval))
         transitions = []
-        if names:
-            for _ in range(draw(st.integers(0, 2 * count))):
-                transitions.append(
-                    WorkflowTransition(
-                        source=f"s{draw(st.integers(0, count - 1))}",
-                        target=f"s{draw(st.integers(0, count - 1))}",
-                        tool=draw(st.sampled_from(names)),
-                        guard=draw(st.sampled_from(("", *GUARDS))),
-                        priority=draw(st.integers(0, 2)),
-                    )
+        for _ in range(draw(st.integers(0, 2 * count))):
+            # Triggered by a tool's success or by one of two actions (a person's decisions).
+            trigger = draw(st.sampled_from((*names, *ACTIONS)))
+            transitions.append(
+                WorkflowTransition(
+                    source=f"s{draw(st.integers(0, count - 1))}",
+                    target=f"s{draw(st.integers(0, count - 1))}",
+                    tool="" if trigger in ACTIONS else trigger,
+                    action=trigger if trigger in ACTIONS else "",
+                    guard=draw(st.sampled_from(("", *GUARDS))),
+                    priority=draw(st.integers(0, 2)),
                 )
+            )
         initial = f"s{draw(st.integers(0, count - 1))}"
         return Workflow(states=tuple(states), initial=initial, transitions=tuple(transitions))
 
