@@ -53,7 +53,16 @@ from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
-from ._rules import ALLOW, ProposedCall, Verdict, known_guards, known_rules, register_guard, register_rule
+from ._rules import (
+    ALLOW,
+    ProposedCall,
+    Verdict,
+    interrupt_every,
+    known_guards,
+    known_rules,
+    register_guard,
+    register_rule,
+)
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet, not_registered
@@ -145,6 +154,7 @@ __all__ = [
     "encode_state",
     "initial_state",
     "input_json_schema",
+    "interrupt_every",
     "known_guards",
     "known_rules",
     "llm_context",

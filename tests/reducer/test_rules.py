@@ -80,3 +80,34 @@ def test_registering_a_name_twice_is_refused() -> None:
         assert "rule 'test-no-root' is already registered to _no_root" in str(error)
     else:
         raise AssertionError("expected a ValueError")
+
+
+ac.register_rule("test-gate-every-2")(ac.interrupt_every(2))
+
+
+def test_the_interrupt_gate_makes_every_nth_model_calls_calls_wait_for_a_person() -> None:
+    start = ac.SessionStarted(
+        timestamp=T0,
+        session_id="s1",
+        tools=(ac.ToolDefinition(name="search"),),
+        config=ac.AgentConfig(rules=("test-gate-every-2",)),
+    )
+    state = fold(ac.initial_state(), start, user("u1", at=T0 + 1), ask(at=T0 + 2, t1='search:{"q":1}'))
+    assert ac.phase(state) is ac.Phase.ACTING  # model call 1 runs on
+    state = fold(
+        state,
+        ac.ToolCallCompleted(timestamp=T0 + 3, tool_call_id="t1", result=ac.ToolSuccess(content="x")),
+        ask(at=T0 + 4, t2='search:{"q":2}'),
+    )
+    assert ac.phase(state) is ac.Phase.AWAITING_APPROVAL  # model call 2 waits for a person
+    state = fold(state, ac.ReActCancelled(timestamp=T0 + 5, reason="abort"))
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+
+
+def test_the_interrupt_gate_needs_a_positive_period() -> None:
+    try:
+        ac.interrupt_every(0)
+    except ValueError as error:
+        assert str(error) == "expected model_calls of 1 or more, got 0"
+    else:
+        raise AssertionError("expected a ValueError")
