@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._config import ToolDefinition
 from .._inputs import SessionStarted, ToolCallCompleted, ToolFailure, WorkflowActionTaken
 from .._rules import Verdict, guard_passes, judge, known_guards, known_rules
 from .._state import AgentState, ToolCallStatus
@@ -16,7 +17,7 @@ def check_workflow(state: AgentState, inp: SessionStarted) -> None:
     """Refuse a ``session-started`` whose workflow or rules do not hold together."""
     unknown_rules = [name for name in inp.config.rules if name not in known_rules()]
     if unknown_rules:
-        _refuse(state, inp, "unknown-rule", "rule-registered", _unknown("rule", unknown_rules, known_rules()))
+        reject(state, inp, "unknown-rule", "rule-registered", _unknown("rule", unknown_rules, known_rules()))
     workflow = inp.config.workflow
     if workflow is None:
         return
@@ -45,10 +46,10 @@ def check_workflow(state: AgentState, inp: SessionStarted) -> None:
         elif t.tool and t.tool not in declared:
             problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
     if problems:
-        _refuse(state, inp, "invalid-workflow", "workflow-consistent", "; ".join(problems) + "; fix the workflow")
+        reject(state, inp, "invalid-workflow", "workflow-consistent", "; ".join(problems) + "; fix the workflow")
     unknown = sorted({t.guard for t in workflow.transitions if t.guard and t.guard not in known_guards()})
     if unknown:
-        _refuse(state, inp, "unknown-guard", "guard-registered", _unknown("guard", unknown, known_guards()))
+        reject(state, inp, "unknown-guard", "guard-registered", _unknown("guard", unknown, known_guards()))
 
 
 def _unknown(kind: str, names: list[str], known: tuple[str, ...]) -> str:
@@ -59,17 +60,16 @@ def _unknown(kind: str, names: list[str], known: tuple[str, ...]) -> str:
     )
 
 
-def _refuse(state: AgentState, inp: SessionStarted, code: str, guard: str, message: str) -> None:
-    reject(state, inp, code, guard, message)
-
-
-def gate(state: AgentState, call_id: str, name: str, parameters: str) -> tuple[ToolCallStatus, ToolFailure | None]:
+def gate(
+    state: AgentState, tool: ToolDefinition, call_id: str, parameters: str
+) -> tuple[ToolCallStatus, ToolFailure | None]:
     """Where a proposed call of a registered tool goes: refused, awaiting a person, or pending.
 
     Refused when the workflow state does not offer the tool, or a rule says
     ``retry``; awaiting when the tool needs approval (always or in this
     workflow state) or a rule says ``ask``. A ``stop`` was handled before.
     """
+    name = tool.name
     workflow = state.config.workflow
     if workflow is not None:
         here = workflow.state(state.workflow_state)
@@ -83,7 +83,7 @@ def gate(state: AgentState, call_id: str, name: str, parameters: str) -> tuple[T
     rule, verdict = judge(state.config.rules, call_id, name, parameters, state) if state.config.rules else ("", None)
     if verdict is not None and verdict.kind == "retry":
         return "completed", ToolFailure(error=f"refused by rule {rule!r}: {verdict.reason}; try a different call")
-    if (verdict is not None and verdict.kind == "ask") or needs_approval(state, name):
+    if (verdict is not None and verdict.kind == "ask") or tool.requires_approval or _asked_here(state, name):
         return "awaiting-approval", None
     return "pending", None
 
@@ -107,11 +107,8 @@ def offered(state: AgentState, name: str) -> bool:
     return workflow is None or name in workflow.state(state.workflow_state).tools
 
 
-def needs_approval(state: AgentState, name: str) -> bool:
-    """Whether a call of ``name`` waits for a person: the tool always needs it, or the workflow state says so."""
-    tool = state.tools.get(name)
-    if tool is not None and tool.requires_approval:
-        return True
+def _asked_here(state: AgentState, name: str) -> bool:
+    """Whether the current workflow state asks a person's approval for calls of ``name``."""
     workflow = state.config.workflow
     return workflow is not None and name in workflow.state(state.workflow_state).approval
 

@@ -224,7 +224,7 @@ def _records(
         elif tool is None:
             result = ToolFailure(error=not_registered(request.name, call_id, tools.keys()))
         else:
-            status, result = gate(state, call_id, request.name, request.parameters)
+            status, result = gate(state, tool, call_id, request.parameters)
             if status == "awaiting-approval":
                 awaiting += (call_id,)
             elif status == "pending":
