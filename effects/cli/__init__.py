@@ -22,6 +22,8 @@ _COMMANDS = (
     "stats",
     "ui",
     "workflow",
+    "worker",
+    "submit",
 )
 
 
