@@ -97,7 +97,7 @@ def _text(workflow: Workflow) -> str:
         ],
     )
     moves = [
-        (t.source, f"tool:{t.tool}", t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)
+        (t.source, t.trigger, t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)
     ]
-    transitions = table(("FROM", "ON SUCCESS OF", "GUARD", "PRIORITY", "TO"), moves) if moves else "no transitions"
+    transitions = table(("FROM", "TRIGGER", "GUARD", "PRIORITY", "TO"), moves) if moves else "no transitions"
     return f"{states}\n\n{transitions}"

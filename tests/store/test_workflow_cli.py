@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import agent_core as ac
@@ -62,13 +63,26 @@ def test_the_table_of_a_stored_session_and_its_json(tmp_path: Path, capsys: pyte
         "planning (initial)  read, plan   plan",
         "building            read, write  -",
         "",
-        "FROM      ON SUCCESS OF  GUARD  PRIORITY  TO",
-        "planning  tool:plan      -      0         building",
+        "FROM      TRIGGER    GUARD  PRIORITY  TO",
+        "planning  tool:plan  -      0         building",
     ]
     code, out, _ = run(capsys, "workflow", str(db), "s1", "--json")
     assert json.loads(out)["initial"] == "planning"
     code, out, _ = run(capsys, "inspect", str(db), "s1")
     assert "  workflow state: building\n    planning -> building at record 5 (tool:plan p1)\n" in out
+
+
+def test_an_action_transition_shows_its_trigger(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "wf.json"
+    workflow = ac.Workflow(
+        states=(ac.WorkflowState(name="a"), ac.WorkflowState(name="b")),
+        initial="a",
+        transitions=(ac.WorkflowTransition(source="a", target="b", action="approved", guard="g", priority=2),),
+    )
+    path.write_bytes(msgspec.json.encode(workflow))
+    code, out, _ = run(capsys, "workflow", str(path))
+    assert code == 0
+    assert out.splitlines()[-1] == "a     action:approved  g      2         b"
 
 
 def test_a_source_without_a_workflow_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
