@@ -57,9 +57,7 @@ def _evaluate(node: ast.AST) -> Any:
         return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
         return _OPERATORS[type(node.op)](_evaluate(node.operand))
-    raise ValueError(
-        f"unsupported expression {ast.unparse(node)!r}; expected numbers, + - * / // % ** and parentheses"
-    )
+    raise ValueError(f"unsupported expression {ast.unparse(node)!r}; expected numbers, + - * / // % ** and parentheses")
 
 
 @tool(idempotent=True)

@@ -34,6 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "demo": frozenset({"_scripted", "_tools", "_model", "_clock"}),
     "providers": frozenset({"_model", "_tools", "_clock", "_scripted", "demo"}),
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
+    "temporal": frozenset({"_agent", "_clock", "_model", "_tools", "_store"}),
     "cli": frozenset(
         {
             "__init__",
@@ -48,6 +49,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "_ui",
             "demo",
             "providers",
+            "temporal",
         }
     ),
     "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent", "_observe", "_ui"}),

@@ -88,7 +88,9 @@ class Agent:
         reconciles from its state.
         """
         start = self.initial if self.initial is not None else initial_state()
-        runtime = AgentRuntime(self.model, self.toolbox, self.clock, self.ids, floor=lambda: machine.current().timestamp)
+        runtime = AgentRuntime(
+            self.model, self.toolbox, self.clock, self.ids, floor=lambda: machine.current().timestamp
+        )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(

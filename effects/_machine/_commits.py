@@ -37,7 +37,9 @@ class Commits(Generic[I]):
             self._waiters.pop(id(inp), None)
         return verdict == [True]
 
-    def settle(self, accepted: list[tuple[I, Any]], rejected: list[tuple[I, Any]], core: MachineCore[Any, I, Any]) -> None:
+    def settle(
+        self, accepted: list[tuple[I, Any]], rejected: list[tuple[I, Any]], core: MachineCore[Any, I, Any]
+    ) -> None:
         """Give waiters their verdicts; raise :class:`EffectInputRefused` for an effect's input refused while the
         state still derives that effect (call after reconciling and cancelling)."""
         if self._waiters:

@@ -50,7 +50,18 @@ class EffectRun(Generic[I]):
     """One started effect: the :class:`~effects.Dispatch` its controller receives, and its bookkeeping
     (what cancels it, whether it was cancelled, whether it is parked)."""
 
-    __slots__ = ("cancelled", "done", "effect", "handle", "host", "key", "loop_thread", "on_parked", "parked", "started")
+    __slots__ = (
+        "cancelled",
+        "done",
+        "effect",
+        "handle",
+        "host",
+        "key",
+        "loop_thread",
+        "on_parked",
+        "parked",
+        "started",
+    )
 
     def __init__(self, key: str, effect: object, host: RunHost[I], on_parked: Callable[[bool], None]) -> None:
         self.key = key

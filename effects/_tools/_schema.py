@@ -52,7 +52,10 @@ class Signature:
             for param_name in names:
                 parameter = parameters[param_name]
                 default = ... if parameter.default is inspect.Parameter.empty else parameter.default
-                fields[param_name] = (hints.get(param_name, Any), Field(default, description=param_docs.get(param_name)))
+                fields[param_name] = (
+                    hints.get(param_name, Any),
+                    Field(default, description=param_docs.get(param_name)),
+                )
             self.model = create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
         self.field_names = tuple(self.model.model_fields)
         self.schema = strip_titles(self.model.model_json_schema())

@@ -23,6 +23,9 @@ _COMMANDS = (
     "show",
     "stats",
     "ui",
+    "workflow",
+    "worker",
+    "submit",
 )
 
 

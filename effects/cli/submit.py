@@ -1,0 +1,118 @@
+"""``agent-core submit``: send a user message, an approval, a denial or a cancellation to a session run by workers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import anyio
+
+from agent_core import (
+    AgentInput,
+    AgentState,
+    InvalidInput,
+    ReActCancelled,
+    ToolCallApproved,
+    ToolCallDenied,
+    UserMessageReceived,
+)
+
+from .._agent import RandomIds
+from .._store import PostgresStore
+from ._logs import CommandError, command
+from ._temporal import add_temporal, connect, temporal_module
+
+REFUSED = 1
+"""Exit code when the session refused the input (the Rejection is printed)."""
+
+DESCRIPTION = """\
+Send an input to a session that workers run: a user message (TEXT), an
+approval (--approve ID), a denial (--deny ID [--reason]) or a cancellation of
+the current turn (--cancel). A session that does not exist yet is started. The
+session checks the input before accepting it: a refused one prints why and
+what the session accepts now, and changes nothing. With --dsn, waits until the
+turn is done (or waits for an approval) and prints the assistant's answer."""
+
+EPILOG = """\
+examples:
+  agent-core submit s1 "What is 2 + 3?" --dsn postgresql://localhost/agents
+  agent-core submit s1 --approve call-1
+  agent-core submit s1 --deny call-1 --reason "not on a Friday"
+"""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``submit`` subcommand."""
+    parser = subparsers.add_parser(
+        "submit",
+        help="send a message or an approval to a session run by workers",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("session", metavar="SESSION", help="the session's id (its workflow id)")
+    parser.add_argument("text", metavar="TEXT", nargs="?", help="a user message")
+    decision = parser.add_mutually_exclusive_group()
+    decision.add_argument("--approve", metavar="ID", help="approve the tool call ID")
+    decision.add_argument("--deny", metavar="ID", help="deny the tool call ID (the model reads --reason)")
+    decision.add_argument("--cancel", action="store_true", help="stop the current turn")
+    parser.add_argument("--reason", default="", help="why (with --deny or --cancel)")
+    add_temporal(parser)
+    parser.add_argument("--dsn", metavar="URL", help="the workers' PostgreSQL store: wait for the answer and print it")
+    parser.set_defaults(func=command("submit", run))
+
+
+def chosen_input(args: argparse.Namespace) -> AgentInput:
+    """The one input the arguments ask for (the workflow stamps its time)."""
+    given = sum(x is not None and x is not False for x in (args.text, args.approve, args.deny, args.cancel or None))
+    if given != 1:
+        raise CommandError("expected exactly one of TEXT, --approve ID, --deny ID or --cancel")
+    if args.text is not None:
+        return UserMessageReceived(timestamp=0, message_id=RandomIds().new_id("user"), content=args.text)
+    if args.approve is not None:
+        return ToolCallApproved(timestamp=0, tool_call_id=args.approve)
+    if args.deny is not None:
+        return ToolCallDenied(timestamp=0, tool_call_id=args.deny, reason=args.reason)
+    return ReActCancelled(timestamp=0, reason=args.reason)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Submit the input; print where it landed (and the answer, with --dsn); returns the exit code."""
+    temporal = temporal_module()
+    inp = chosen_input(args)
+
+    async def send() -> AgentState | int:
+        client = await connect(args)
+        await temporal.start_session(client, args.session, task_queue=args.task_queue)
+        seq: int = await temporal.submit(client, args.session, inp)
+        print(f"session {args.session}: accepted as record {seq}", flush=True)
+        if not args.dsn:
+            return seq
+        store = PostgresStore(args.dsn, readonly=True)
+        try:
+            state: AgentState = await temporal.turn_done(store, args.session, seq)
+        finally:
+            store.close()
+        return state
+
+    try:
+        done = anyio.run(send)
+    except InvalidInput as refused:
+        print(f"agent-core submit: session {args.session} refused the input: {refused.rejection}", file=sys.stderr)
+        return REFUSED
+    if isinstance(done, AgentState):
+        _print_outcome(done)
+    return 0
+
+
+def _print_outcome(state: AgentState) -> None:
+    last = state.messages[-1] if len(state.messages) else None
+    if state.turn is not None:  # waiting for a person
+        waiting = [i for i, c in state.tool_calls.items() if c.status == "awaiting-approval"]
+        print(f"awaiting approval: {', '.join(sorted(waiting))} (agent-core submit SESSION --approve ID)")
+    elif last is not None and last.role == "assistant":
+        print(f"assistant > {last.content}")
+    outcome = state.last_outcome
+    if outcome is not None and state.turn is None:
+        print(f"turn {outcome.kind}" + (f" ({outcome.reason})" if outcome.reason else ""))

@@ -1,0 +1,142 @@
+"""The activities a worker runs: open a session, append to its log, call the model, call a tool.
+
+The model and tool activities run the agent's own effect handlers
+(``call_llm``, ``call_tool``) over the state they load from the store, and
+return the inputs the handler dispatched. They heartbeat while they run, so a
+dead worker is noticed within the heartbeat timeout and a cancelled effect
+(its key gone from ``effects_at``) stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    AgentState,
+    CallLlm,
+    CallTool,
+    effects_at,
+    encode_input,
+    encode_state,
+    tag_of,
+)
+
+from .._agent import AgentRuntime, SequentialIds
+from .._agent.call_llm import call_llm
+from .._agent.call_tool import call_tool
+from .._clock import Clock, SystemClock
+from .._model import Model
+from .._tools import Tool, Toolbox
+from ._logs import SessionLogs
+from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Batch, EffectRef, Loaded, SessionArgs
+
+HEARTBEAT_SECONDS = 1.0
+"""How often a running activity heartbeats (the workflow's ``heartbeat_ms`` is the timeout)."""
+
+
+class _Collect:
+    """The ``Dispatch`` an activity gives a handler: inputs are collected and returned to the workflow."""
+
+    def __init__(self) -> None:
+        self.inputs: list[AgentInput] = []
+
+    def __call__(self, inp: AgentInput, /) -> None:
+        self.inputs.append(inp)
+
+    async def dispatch_committed(self, inp: AgentInput, /) -> bool:
+        # The workflow commits `tool-call-started` before it starts the activity, so a handler never waits here.
+        raise RuntimeError(
+            f"an activity cannot wait for {tag_of(inp)!r} to be committed; the workflow commits it first"
+        )
+
+    def emit(self, event: Any, /) -> None:
+        """Streamed text is for live subscribers of one process; a worker has none."""
+
+
+class SessionActivities:
+    """The activities of one worker: its store, model, tools and clock. Register :meth:`all` with the worker."""
+
+    def __init__(
+        self,
+        logs: SessionLogs,
+        model: Model,
+        tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
+        clock: Clock | None = None,
+        config: AgentConfig | None = None,
+    ) -> None:
+        self.logs = logs
+        self.model = model
+        self.toolbox = Toolbox(tools)
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.config = config if config is not None else AgentConfig()
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The activity functions to pass to ``temporalio.worker.Worker(activities=...)``."""
+        return [self.open, self.append, self.call_llm, self.call_tool]
+
+    @activity.defn(name=OPEN)
+    async def open(self, args: SessionArgs) -> Loaded:
+        """Create or adopt the session (first run) or load it after record ``args.seq`` (a continued run)."""
+        seq, state = await asyncio.to_thread(
+            self.logs.open,
+            args.session_id,
+            args.seq,
+            args.config,
+            self.config,
+            self.toolbox.definitions(),
+            self.clock.now_ms(),
+        )
+        return Loaded(seq=seq, state=encode_state(state, format="json").decode())
+
+    @activity.defn(name=APPEND)
+    async def append(self, batch: Batch) -> int:
+        """Append the workflow's batch after record ``batch.expected``; returns the log's new length."""
+        return await asyncio.to_thread(self.logs.append, batch.session_id, batch.expected, batch.inputs)
+
+    @activity.defn(name=CALL_LLM)
+    async def call_llm(self, ref: EffectRef) -> list[str]:
+        """Ask the model for the ``call-llm`` effect ``ref`` names; returns the inputs its answer makes."""
+        state, eff = await self._effect(ref, CallLlm)
+        return await _heartbeating(lambda ctx, out: call_llm(ctx, eff, state, out), self._runtime(state))
+
+    @activity.defn(name=CALL_TOOL)
+    async def call_tool(self, ref: EffectRef) -> list[str]:
+        """Run the tool call ``ref`` names (already started in the log); returns its ``tool-call-completed``."""
+        state, eff = await self._effect(ref, CallTool)
+        return await _heartbeating(lambda ctx, out: call_tool(ctx, eff, state, out), self._runtime(state))
+
+    def _runtime(self, state: AgentState) -> AgentRuntime:
+        # Ids continue from the state (the runtime skips used ones), so a retried call makes the same ids.
+        return AgentRuntime(self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: state.timestamp)
+
+    async def _effect(self, ref: EffectRef, kind: type[Any]) -> tuple[AgentState, Any]:
+        state = await asyncio.to_thread(self.logs.state_at, ref.session_id, ref.seq)
+        eff = effects_at(state).get(ref.key)
+        if not isinstance(eff, kind):
+            raise ApplicationError(
+                f"session {ref.session_id!r}: expected effect {ref.key!r} in the state after record {ref.seq}, "
+                f"found {type(eff).__name__ if eff is not None else 'none'}; the log and the workflow disagree",
+                non_retryable=True,
+            )
+        return state, eff
+
+
+async def _heartbeating(body: Callable[[AgentRuntime, _Collect], Awaitable[None]], ctx: AgentRuntime) -> list[str]:
+    """Run the handler, heartbeating meanwhile (a cancellation from the workflow arrives through the heartbeat)."""
+    out = _Collect()
+    task = asyncio.ensure_future(body(ctx, out))
+    try:
+        while not task.done():
+            await asyncio.wait({task}, timeout=HEARTBEAT_SECONDS)
+            activity.heartbeat()
+        task.result()
+    finally:
+        task.cancel()
+    return [encode_input(i, format="json").decode() for i in out.inputs]

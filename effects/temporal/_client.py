@@ -1,0 +1,76 @@
+"""The caller's side: start a session's workflow, submit inputs to it, wait for its turn to end."""
+
+from __future__ import annotations
+
+from msgspec import json as msgjson
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+
+from agent_core import AgentConfig, AgentInput, AgentState, InvalidInput, Phase, Rejection, encode_input, phase
+
+from .._store import PostgresStore, load_state
+from ._wire import REJECTED, TASK_QUEUE, WORKFLOW, SessionArgs, Submitted
+
+
+async def start_session(
+    client: Client,
+    session_id: str,
+    *,
+    config: AgentConfig | None = None,
+    task_queue: str = TASK_QUEUE,
+    continue_every: int = 200,
+    heartbeat_ms: int = 10_000,
+) -> WorkflowHandle[object, None]:
+    """Start the workflow of ``session_id`` (a new session with ``config``, or a stored one adopted).
+
+    Returns once the workflow has loaded the session, so inputs submitted next
+    are checked before they are accepted. If the session's workflow is running
+    already, returns its handle: the workflow id is the session id, so a
+    session never has two writers.
+    """
+    args = SessionArgs(
+        session_id,
+        config=msgjson.encode(config).decode() if config is not None else "",
+        continue_every=continue_every,
+        heartbeat_ms=heartbeat_ms,
+    )
+    handle: WorkflowHandle[object, None] = await client.start_workflow(
+        WORKFLOW, args, id=session_id, task_queue=task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING
+    )
+    await handle.execute_update("opened", result_type=Submitted)
+    return handle
+
+
+async def submit(client: Client, session_id: str, inp: AgentInput) -> int:
+    """Send ``inp`` (a user message, an approval, a denial, a cancellation) to the session; returns its seq.
+
+    The workflow stamps it with its own clock. An input the session's state
+    refuses raises :class:`~agent_core.InvalidInput` carrying the
+    :class:`~agent_core.Rejection`, exactly as the reducer would refuse it.
+    """
+    handle = client.get_workflow_handle(session_id)
+    try:
+        done: Submitted = await handle.execute_update(
+            "submit", encode_input(inp, format="json").decode(), result_type=Submitted
+        )
+    except WorkflowUpdateFailedError as failed:
+        cause = failed.cause
+        if isinstance(cause, ApplicationError) and cause.type == REJECTED and cause.details:
+            raise InvalidInput(msgjson.decode(str(cause.details[0]), type=Rejection)) from None
+        raise
+    return done.seq
+
+
+async def turn_done(store: PostgresStore, session_id: str, after: int = 0) -> AgentState:
+    """Wait until the session's log, past record ``after``, shows no open turn or a turn awaiting approval.
+
+    Reads the log in ``store`` (waking on its notifications, not polling), so
+    it works whichever worker runs the session and across continue-as-new.
+    """
+    seen = after
+    while True:
+        seen = await store.wait_for_inputs(session_id, seen)
+        state = load_state(store, session_id, seen)
+        if state.turn is None or phase(state) is Phase.AWAITING_APPROVAL:
+            return state

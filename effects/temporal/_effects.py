@@ -1,0 +1,174 @@
+"""The workflow's effects: ``call-llm`` and ``call-tool`` as activities keyed by effect key, ``wait-until`` as timers.
+
+:class:`WorkflowEffects` reconciles like the machine does: a key that appears
+starts its effect, a key that disappears cancels it, and a cancelled effect's
+later inputs are dropped. Effects feed their inputs to the workflow's inbox.
+A pending tool call is started in the log (``tool-call-started`` committed)
+before its activity is scheduled, so after any crash the log tells whether it
+may have run. An activity that fails for good (its worker died and the tool is
+not idempotent, or its retries ran out) becomes a failure the model sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from agent_core import (
+        AgentInput,
+        AgentState,
+        CallLlm,
+        CallTool,
+        Effect,
+        LlmCallFailed,
+        TimerFired,
+        ToolCallCompleted,
+        ToolCallStarted,
+        ToolFailure,
+        WaitUntil,
+        decode_input,
+        tag_of,
+    )
+
+    from .._agent import INTERRUPTED
+    from ._pending import Pending
+    from ._wire import CALL_LLM, CALL_TOOL, EffectRef
+
+RUN_TIMEOUT = timedelta(hours=1)
+"""The longest a model or tool activity may run; a dead worker is found sooner, by its missed heartbeats."""
+
+
+def now_ms() -> int:
+    """The workflow's deterministic clock, in ms since the epoch."""
+    return workflow.time_ns() // 1_000_000
+
+
+class WorkflowEffects:
+    """The running effects of one workflow run, by key. ``state()`` is the committed state, ``seq()`` its record."""
+
+    def __init__(
+        self, session_id: str, heartbeat_ms: int, state: Callable[[], AgentState], seq: Callable[[], int]
+    ) -> None:
+        self.inbox: list[Pending] = []
+        self.cancelled: set[int] = set()
+        self._session_id = session_id
+        self._heartbeat = timedelta(milliseconds=heartbeat_ms)
+        self._state, self._seq = state, seq
+        self._running: dict[str, tuple[int, asyncio.Task[None]]] = {}
+        self._tokens = 0
+
+    def reconcile(self, wanted: dict[str, Effect], *, start: bool) -> None:
+        """Cancel what is no longer wanted; start what is new (unless ``start`` is false: the run is ending)."""
+        waiting = {item.token for item in self.inbox}
+        for key, (token, task) in list(self._running.items()):
+            if key not in wanted:
+                self.cancelled.add(token)
+                task.cancel()
+                del self._running[key]
+            elif task.done() and token not in waiting:
+                del self._running[key]  # finished, and its inputs are folded: the key may start again
+        for key, eff in wanted.items():
+            if start and key not in self._running:
+                self._tokens += 1
+                task = asyncio.create_task(self._run(key, eff, self._tokens))
+                self._running[key] = (self._tokens, task)
+
+    def check_refused(self, batch: list[Pending], wanted: dict[str, Effect]) -> None:
+        """Fail the run if an effect's input was refused while the state still derives that effect.
+
+        The effect would only run again and be refused again: a bug in the
+        effect or the reducer, made visible (as the machine's ``EffectInputRefused``).
+        A refused input of an effect no longer derived is a late result: logged, dropped.
+        """
+        keys = {token: key for key, (token, _) in self._running.items()}
+        for item in batch:
+            if not item.token or item.rejection is None:
+                continue
+            key = keys.get(item.token, "")
+            workflow.logger.warning(
+                "session %s: effect %r produced a refused input: %s", self._session_id, key, item.rejection
+            )
+            if key in wanted:
+                raise ApplicationError(
+                    f"session {self._session_id!r}: effect {key!r} produced {tag_of(item.inp)!r}, which the state "
+                    f"refuses ({item.rejection}), and the state still derives the effect, so it would run again "
+                    "and again; this is a bug in that effect's handler or in the reducer",
+                    non_retryable=True,
+                )
+
+    def activities_running(self) -> bool:
+        """Whether a model or tool call is under way (timers do not count: a new run derives them again)."""
+        return any(not t.done() and not k.startswith("wait-until") for k, (_, t) in self._running.items())
+
+    async def _run(self, key: str, eff: Effect, token: int) -> None:
+        if isinstance(eff, WaitUntil):
+            await workflow.sleep(max(0.0, (eff.at - now_ms()) / 1000))
+            self._push(TimerFired(timestamp=max(now_ms(), eff.at)), token)
+        elif isinstance(eff, CallLlm):
+            await self._activity(CALL_LLM, EffectRef(self._session_id, self._seq(), key), token, 3, _llm_failed)
+        else:
+            await self._call_tool(key, eff, token)
+
+    async def _call_tool(self, key: str, eff: CallTool, token: int) -> None:
+        state, seq = self._state(), self._seq()
+        record = state.tool_calls.get(eff.tool_call_id)
+        if record is not None and record.status == "pending":
+            started = self._push(ToolCallStarted(timestamp=now_ms(), tool_call_id=eff.tool_call_id), token)
+            await workflow.wait_condition(lambda: started.done)
+            if started.rejection is not None or not started.seq:
+                return  # refused: the call is no longer pending, so it must not run
+            seq = started.seq
+        tool = state.tools.get(eff.name)
+        idempotent = tool is not None and tool.idempotent
+        failed = _tool_failed(eff.tool_call_id, idempotent)
+        await self._activity(CALL_TOOL, EffectRef(self._session_id, seq, key), token, 3 if idempotent else 1, failed)
+
+    async def _activity(
+        self, name: str, ref: EffectRef, token: int, attempts: int, failed: Callable[[ActivityError], AgentInput]
+    ) -> None:
+        try:
+            results: list[str] = await workflow.execute_activity(
+                name,
+                ref,
+                result_type=list[str],
+                activity_id=ref.key,
+                start_to_close_timeout=RUN_TIMEOUT,
+                heartbeat_timeout=self._heartbeat,
+                retry_policy=RetryPolicy(maximum_attempts=attempts),
+            )
+        except ActivityError as error:
+            self._push(failed(error), token)
+            return
+        for data in results:
+            self._push(decode_input(data.encode(), format="json"), token)
+
+    def _push(self, inp: AgentInput, token: int) -> Pending:
+        item = Pending(inp, token)
+        self.inbox.append(item)
+        return item
+
+
+def _cause(error: ActivityError) -> str:
+    cause: Any = error.cause
+    return f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+
+
+def _llm_failed(error: ActivityError) -> AgentInput:
+    return LlmCallFailed(
+        timestamp=now_ms(), error=f"the model call failed on its worker: {_cause(error)}", retryable=False
+    )
+
+
+def _tool_failed(tool_call_id: str, idempotent: bool) -> Callable[[ActivityError], AgentInput]:
+    def failed(error: ActivityError) -> AgentInput:
+        text = f"the tool call failed on its worker: {_cause(error)}" if idempotent else INTERRUPTED
+        return ToolCallCompleted(timestamp=now_ms(), tool_call_id=tool_call_id, result=ToolFailure(error=text))
+
+    return failed

@@ -1,0 +1,96 @@
+"""The worker's side of the log: open a session, append the workflow's batches, load the state at a record.
+
+One :class:`SessionJournal` per session is kept between calls, so appending
+and loading the state the workflow just committed cost no fold. A journal that
+is behind (the workflow moved to this worker from another) is opened again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from msgspec import json as msgjson
+
+from agent_core import AgentConfig, AgentInput, AgentState, SessionStarted, ToolDefinition, decode_input
+
+from .._agent import complete_interrupted
+from .._store import EventStore, SessionJournal, load_state, session_exists
+
+_CONFIG = msgjson.Decoder(AgentConfig)
+
+
+class SessionLogs:
+    """Thread-safe access to the sessions' logs in ``store`` (calls run in worker threads)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self.store = store
+        self._journals: dict[str, SessionJournal] = {}
+        self._lock = threading.Lock()
+
+    def open(
+        self, session_id: str, seq: int, config: str, default: AgentConfig, tools: Sequence[ToolDefinition], now_ms: int
+    ) -> tuple[int, AgentState]:
+        """The log's length and state after record ``seq``; a new session is started first, an adopted one (``seq`` 0) resumed.
+
+        A new session gets ``config`` (JSON; ``""``: ``default``, the worker's) and the worker's ``tools``.
+
+        Adopting a log written elsewhere completes its interrupted
+        non-idempotent tool calls with a failure, as a single process resuming does.
+        """
+        with self._lock:
+            if seq == 0 and not session_exists(self.store, session_id):
+                journal = SessionJournal(self.store, session_id)
+                journal.append([self._started(session_id, config, default, tools, now_ms)])
+            else:
+                journal = SessionJournal.open(self.store, session_id)
+                if seq == 0:
+                    complete_interrupted(journal, now_ms)
+                elif journal.seq != seq:
+                    raise ValueError(
+                        f"session {session_id!r}: the workflow resumes after record {seq}, the log has "
+                        f"{journal.seq}; another writer appended to it (run each session in one place only)"
+                    )
+            self._journals[session_id] = journal
+            return journal.seq, journal.state
+
+    @staticmethod
+    def _started(
+        session_id: str, config: str, default: AgentConfig, tools: Sequence[ToolDefinition], now_ms: int
+    ) -> SessionStarted:
+        parsed = _CONFIG.decode(config) if config else default
+        return SessionStarted(timestamp=now_ms, session_id=session_id, config=parsed, tools=tuple(tools))
+
+    def append(self, session_id: str, expected: int, inputs: Sequence[str]) -> int:
+        """Append the batch after record ``expected``; returns the new length.
+
+        A retry of a batch that was committed (its answer lost) finds the log
+        already at ``expected + len(inputs)`` and succeeds without writing.
+        """
+        decoded: list[AgentInput] = [decode_input(i.encode(), format="json") for i in inputs]
+        with self._lock:
+            journal = self._journal(session_id)
+            if journal.seq == expected + len(decoded) and expected < journal.seq:
+                return journal.seq
+            if journal.seq != expected:
+                raise ValueError(
+                    f"session {session_id!r}: expected the log to have {expected} records before this batch, "
+                    f"it has {journal.seq}; another writer appended to it (run each session in one place only)"
+                )
+            journal.append(decoded)
+            return journal.seq
+
+    def state_at(self, session_id: str, seq: int) -> AgentState:
+        """The state after record ``seq``: the journal's own when it is there, else loaded from the store."""
+        with self._lock:
+            journal = self._journals.get(session_id)
+            if journal is not None and journal.seq == seq:
+                return journal.state
+        return load_state(self.store, session_id, seq)
+
+    def _journal(self, session_id: str) -> SessionJournal:
+        journal = self._journals.get(session_id)
+        if journal is None or journal.seq != self.store.session(session_id).length:
+            journal = SessionJournal.open(self.store, session_id)
+            self._journals[session_id] = journal
+        return journal

@@ -1,0 +1,77 @@
+"""What travels through Temporal: small dataclasses of ids, sequence numbers and JSON-encoded inputs.
+
+Nothing here carries a transcript: activities receive a reference (session id,
+sequence number, effect key) and load the context from the store themselves;
+their results carry only the inputs they produced. So a workflow's history
+grows with the number of inputs, not with the size of the conversation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TASK_QUEUE = "agent-core"
+"""The task queue workers poll and sessions start on, unless told otherwise."""
+
+WORKFLOW = "agent-core-session"
+OPEN, APPEND, CALL_LLM, CALL_TOOL = (
+    "agent-core-open",
+    "agent-core-append",
+    "agent-core-call-llm",
+    "agent-core-call-tool",
+)
+REJECTED = "agent-core-rejection"
+"""The ``type`` of the ``ApplicationError`` a refused input comes back as (its detail: the Rejection's JSON)."""
+
+
+@dataclass(frozen=True)
+class SessionArgs:
+    """The workflow's argument, and all a continue-as-new carries: the session and how far its log is.
+
+    ``seq`` is 0 for the first run: the session is created from ``config``
+    (JSON of an ``AgentConfig``; ``""`` for the defaults) with the worker's tools,
+    or an existing log (written by a single process, say) is adopted. Later runs
+    carry the sequence number the previous run committed up to and reload the
+    state from the store's snapshot and tail. ``continue_every`` inputs per run
+    bound each run's history; ``heartbeat_ms`` bounds how long a dead worker's
+    activity goes unnoticed.
+    """
+
+    session_id: str
+    seq: int = 0
+    config: str = ""
+    continue_every: int = 200
+    heartbeat_ms: int = 10_000
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The session's state (JSON) after record ``seq``: what a run starts from."""
+
+    seq: int
+    state: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Inputs (JSON each) to append to the session's log, which must have exactly ``expected`` records."""
+
+    session_id: str
+    expected: int
+    inputs: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EffectRef:
+    """An effect by reference: the key ``effects_at`` gives it in the state after record ``seq``."""
+
+    session_id: str
+    seq: int
+    key: str
+
+
+@dataclass(frozen=True)
+class Submitted:
+    """Where an input sent from outside landed: its sequence number in the session's log."""
+
+    seq: int

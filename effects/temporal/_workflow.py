@@ -1,0 +1,172 @@
+"""``SessionWorkflow``: one agent session as a Temporal workflow (workflow id = session id).
+
+Theory of operation. A run loads the session's state from the store (the
+``open`` activity), then loops: reconcile ``effects_at`` with the running
+effects, wait for inputs (from effects, or from outside through the ``submit``
+Update), fold them with ``transition``, and append the accepted batch to the
+log (the ``append`` activity, with the run's sequence number as the expected
+length) before anything that depends on them starts. After
+``continue_every`` inputs the run stops starting activities, lets those under
+way finish and fold, and continues as new with only (session id, sequence
+number): the next run reloads the state from the store's snapshot and tail,
+and derives the effects to run from it again, timers included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+from typing import TypeVar
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from msgspec import json as msgjson
+    from msgspec.structs import replace as replace_struct
+
+    from agent_core import (
+        AgentInput,
+        DecodeError,
+        ReActCancelled,
+        Rejection,
+        ToolCallApproved,
+        ToolCallDenied,
+        UserMessageReceived,
+        check,
+        decode_input,
+        decode_state,
+        effects_at,
+        encode_input,
+        initial_state,
+        tag_of,
+    )
+
+    from ._effects import WorkflowEffects, now_ms
+    from ._pending import Pending, fold, stamped
+    from ._wire import APPEND, OPEN, REJECTED, WORKFLOW, Batch, Loaded, SessionArgs, Submitted
+
+_T = TypeVar("_T")
+
+STORE_TIMEOUT = timedelta(seconds=10)
+"""How long a store activity may take before it is retried (on another worker if this one died meanwhile).
+
+An append whose worker died after committing is retried and finds its batch there (see ``SessionLogs.append``).
+"""
+
+FROM_OUTSIDE = (UserMessageReceived, ToolCallApproved, ToolCallDenied, ReActCancelled)
+"""The inputs ``submit`` accepts: what a person sends. Everything else comes from the session's own effects."""
+
+
+async def _log_call(name: str, arg: object, result_type: type[_T]) -> _T:
+    """Run a store activity: quick, retried (a store briefly down), and failing the workflow when it fails for good."""
+    result: _T = await workflow.execute_activity(
+        name,
+        arg,
+        result_type=result_type,
+        start_to_close_timeout=STORE_TIMEOUT,
+        retry_policy=RetryPolicy(maximum_attempts=20, non_retryable_error_types=["ValueError", "LogDamaged"]),
+    )
+    return result
+
+
+def rejected(rejection: Rejection) -> ApplicationError:
+    """The error a refused input comes back as: its message, type :data:`REJECTED`, the Rejection as JSON detail."""
+    return ApplicationError(str(rejection), msgjson.encode(rejection).decode(), type=REJECTED, non_retryable=True)
+
+
+@workflow.defn(name=WORKFLOW)
+class SessionWorkflow:
+    """A session, run by whichever worker Temporal gives it to; its log in the store stays the source of truth."""
+
+    def __init__(self) -> None:
+        self._state = initial_state()
+        self._seq = 0
+        self._ready = False
+        self._ending = False
+        self._effects: WorkflowEffects | None = None
+
+    @workflow.run
+    async def run(self, args: SessionArgs) -> None:
+        """Run the session until ``continue_every`` inputs are folded, then continue as new."""
+        loaded = await _log_call(OPEN, args, Loaded)
+        self._state, self._seq = decode_state(loaded.state.encode(), format="json"), loaded.seq
+        effects = self._effects = WorkflowEffects(
+            args.session_id, args.heartbeat_ms, lambda: self._state, lambda: self._seq
+        )
+        self._ready, first = True, self._seq
+        while True:
+            effects.reconcile(effects_at(self._state), start=not self._ending)
+            await workflow.wait_condition(lambda: bool(effects.inbox) or self._may_end(effects))
+            if not effects.inbox:
+                break
+            await self._commit(effects)
+            self._ending = self._ending or self._seq - first >= args.continue_every
+        workflow.continue_as_new(replace(args, seq=self._seq, config=""))
+
+    def _may_end(self, effects: WorkflowEffects) -> bool:
+        return self._ending and not effects.activities_running() and workflow.all_handlers_finished()
+
+    async def _commit(self, effects: WorkflowEffects) -> None:
+        batch, effects.inbox = effects.inbox, []
+        folded = fold(self._state, batch, effects.cancelled)
+        effects.check_refused(batch, effects_at(folded.state))
+        if not folded.accepted:
+            return
+        data = [encode_input(item.inp, format="json").decode() for item in folded.accepted]
+        batch_args = Batch(workflow.info().workflow_id, self._seq, data)
+        await _log_call(APPEND, batch_args, int)
+        for n, item in enumerate(folded.accepted, start=self._seq + 1):
+            item.seq, item.done = n, True
+        self._state, self._seq = folded.state, self._seq + len(folded.accepted)
+
+    @workflow.update(name="submit")
+    async def submit(self, data: str) -> Submitted:
+        """Apply an input from outside; returns once it is in the log. A refused one fails with the Rejection."""
+        await workflow.wait_condition(lambda: self._ready)
+        assert self._effects is not None
+        item = Pending(replace_timestamp(_outside(data)))
+        self._effects.inbox.append(item)
+        await workflow.wait_condition(lambda: item.done)
+        if item.rejection is not None:
+            raise rejected(item.rejection)
+        return Submitted(seq=item.seq)
+
+    @submit.validator
+    def validate(self, data: str) -> None:
+        """Refuse, before anything is recorded, what ``check`` refuses in the current state."""
+        inp = _outside(data)
+        # Before the run loaded the state (an Update racing the start), the handler checks at fold time instead.
+        refused = check(self._state, stamped(replace_timestamp(inp), self._state)) if self._ready else None
+        if refused is not None:
+            raise rejected(refused)
+
+    @workflow.update(name="opened")
+    async def opened(self) -> Submitted:
+        """Return once the run has loaded the session (from then on ``submit``'s validator sees its state)."""
+        await workflow.wait_condition(lambda: self._ready)
+        return Submitted(seq=self._seq)
+
+    @workflow.query(name="seq")
+    def committed(self) -> int:
+        """How many records the session's log has, as far as this run committed."""
+        return self._seq
+
+
+def replace_timestamp(inp: AgentInput) -> AgentInput:
+    """The input stamped by the workflow's clock (the caller's clock is not the session's)."""
+    return replace_struct(inp, timestamp=now_ms())
+
+
+def _outside(data: str) -> AgentInput:
+    try:
+        inp = decode_input(data.encode(), format="json")
+    except DecodeError as error:
+        raise ApplicationError(f"expected one agent-core input as JSON, got: {error}", non_retryable=True) from None
+    if not isinstance(inp, FROM_OUTSIDE):
+        kinds = ", ".join(str(k.__struct_config__.tag) for k in FROM_OUTSIDE)
+        raise ApplicationError(
+            f"submit accepts {kinds}; got {tag_of(inp)!r}, which only the session's effects produce", non_retryable=True
+        )
+    return inp

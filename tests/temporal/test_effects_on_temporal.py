@@ -1,0 +1,94 @@
+"""Effects on Temporal: a vanished key cancels its activity, approvals arrive as Updates, backoffs are timers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from temporalio.client import Client
+
+from agent_core import AgentConfig, Phase, ReActCancelled, ToolCallApproved, UserMessageReceived, phase
+from effects import PostgresStore, tool
+from effects.temporal import session_worker, start_session, submit, turn_done
+from effects.testing import ScriptedModel, call_tools, fail, say
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@asynccontextmanager
+async def running(
+    address: str, dsn: str, model: ScriptedModel, tools: list[Any], session_id: str
+) -> AsyncIterator[Any]:
+    """A worker in this process and the session started; yields (client, store)."""
+    client = await Client.connect(address)
+    store = PostgresStore(dsn)
+    queue = f"q-{uuid.uuid4().hex}"
+    try:
+        async with session_worker(client, store, model, tools=tools, task_queue=queue):
+            await start_session(client, session_id, config=AgentConfig(retry_base_ms=200), task_queue=queue)
+            yield client, store
+    finally:
+        store.close()
+
+
+def message(text: str, n: int = 1) -> UserMessageReceived:
+    return UserMessageReceived(timestamp=0, message_id=f"user-{n}", content=text)
+
+
+async def test_cancelling_the_turn_cancels_the_running_tool_activity(temporal_server, postgres_dsn: str) -> None:
+    began, cancelled = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def wait_forever() -> str:
+        """Never returns on its own."""
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "unreachable"
+
+    model = ScriptedModel([call_tools(("wait_forever", {}))])
+    async with running(temporal_server.address, postgres_dsn, model, [wait_forever], "cancel") as (client, store):
+        await submit(client, "cancel", message("wait"))
+        await began.wait()
+        seq = await submit(client, "cancel", ReActCancelled(timestamp=0, reason="enough"))
+        await asyncio.wait_for(cancelled.wait(), timeout=30)  # delivered with the activity's next heartbeat
+        state = await turn_done(store, "cancel", seq - 1)
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+
+
+async def test_an_approval_submitted_as_an_update_lets_the_tool_run(temporal_server, postgres_dsn: str) -> None:
+    ran: list[str] = []
+
+    @tool(requires_approval=True)
+    def send_mail(to: str) -> str:
+        """Send a mail (needs a person's approval)."""
+        ran.append(to)
+        return "sent"
+
+    model = ScriptedModel([call_tools(("send_mail", {"to": "ada"}, "mail-1")), say("Sent.")])
+    async with running(temporal_server.address, postgres_dsn, model, [send_mail], "approve") as (client, store):
+        seq = await submit(client, "approve", message("mail ada"))
+        waiting = await turn_done(store, "approve", seq)
+        assert phase(waiting) is Phase.AWAITING_APPROVAL and ran == []
+        seq = await submit(client, "approve", ToolCallApproved(timestamp=0, tool_call_id="mail-1"))
+        state = await turn_done(store, "approve", seq)
+    assert ran == ["ada"]
+    assert state.messages[-1].content == "Sent."
+
+
+async def test_a_retry_backoff_is_a_workflow_timer(temporal_server, postgres_dsn: str) -> None:
+    model = ScriptedModel([fail("overloaded"), say("Hello.")])
+    async with running(temporal_server.address, postgres_dsn, model, [], "backoff") as (client, store):
+        seq = await submit(client, "backoff", message("hi"))
+        state = await turn_done(store, "backoff", seq)
+        history = await client.get_workflow_handle("backoff").fetch_history()
+    assert state.messages[-1].content == "Hello."
+    timers = [e for e in history.events if e.HasField("timer_started_event_attributes")]
+    assert len(timers) == 1 and timers[0].timer_started_event_attributes.start_to_fire_timeout.ToMilliseconds() <= 200
