@@ -16,6 +16,7 @@ from ._context import (
     ContextToolResult,
     LlmContext,
     llm_context,
+    offered_tools,
 )
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
@@ -45,19 +46,39 @@ from ._inputs import (
     ToolSuccess,
     Usage,
     UserMessageReceived,
+    WorkflowActionTaken,
     tag_of,
 )
 from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
 from ._replay import replay
+from ._rules import (
+    ALLOW,
+    ProposedCall,
+    Verdict,
+    interrupt_every,
+    known_guards,
+    known_rules,
+    register_guard,
+    register_rule,
+)
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._toolset import ToolSet, not_registered
 from ._upcast import UPCASTERS, upcaster
 from ._vector import Vector
+from ._workflow import (
+    Workflow,
+    WorkflowMove,
+    WorkflowState,
+    WorkflowTransition,
+    transition_table,
+    workflow_mermaid,
+)
 
 __all__ = [
+    "ALLOW",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",
@@ -93,6 +114,7 @@ __all__ = [
     "Observation",
     "PastToolCall",
     "Phase",
+    "ProposedCall",
     "ReActCancelled",
     "ReActObserved",
     "Rejection",
@@ -114,7 +136,13 @@ __all__ = [
     "Usage",
     "UserMessageReceived",
     "Vector",
+    "Verdict",
     "WaitUntil",
+    "Workflow",
+    "WorkflowActionTaken",
+    "WorkflowMove",
+    "WorkflowState",
+    "WorkflowTransition",
     "check",
     "check_invariants",
     "decode_input",
@@ -126,14 +154,22 @@ __all__ = [
     "encode_state",
     "initial_state",
     "input_json_schema",
+    "interrupt_every",
+    "known_guards",
+    "known_rules",
     "llm_context",
     "not_registered",
+    "offered_tools",
     "phase",
+    "register_guard",
+    "register_rule",
     "replay",
     "state_digest",
     "state_hash",
     "tag_of",
     "transition",
+    "transition_table",
     "upcaster",
     "valid_inputs",
+    "workflow_mermaid",
 ]

@@ -28,6 +28,17 @@ _msgpack_input = msgspec.msgpack.Decoder(AgentInput)
 _json_raw = msgspec.json.Decoder()
 _msgpack_raw = msgspec.msgpack.Decoder()
 
+UNREADABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError, OverflowError)
+"""What decoding bytes may raise besides our own ``DecodeError``: msgspec's errors (validation included), text
+that is not UTF-8, nesting deeper than the interpreter's stack, numbers too large. All become ``DecodeError``."""
+
+_LONG_NUMBER = re.compile(rb"\d{20}")
+"""20 digits in a row: maybe a number beyond 64 bits, which JSON carries but MessagePack (and so stores and
+state hashes) cannot; such bytes are checked precisely (see :func:`fits_64_bits`)."""
+
+MAX_TIMESTAMP_MS = 253_402_300_799_999
+"""The last millisecond of the year 9999: a log's timestamps lie between 0 and this (ms since the epoch)."""
+
 
 # --- inputs ------------------------------------------------------------------------
 
@@ -42,11 +53,27 @@ def decode_input(data: bytes, *, format: Format = "json", schema_version: int = 
     try:
         if schema_version == SCHEMA_VERSION:
             decoded: AgentInput = _msgpack_input.decode(data) if format == "msgpack" else _json_input.decode(data)
-            return decoded
-        raw = _msgpack_raw.decode(data) if format == "msgpack" else _json_raw.decode(data)
-        return _convert(upcast(_as_record(raw), schema_version))
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+        else:
+            raw = _msgpack_raw.decode(data) if format == "msgpack" else _json_raw.decode(data)
+            decoded = _convert(upcast(_as_record(raw), schema_version))
+    except UNREADABLE as error:
         raise decode_error(error) from None
+    if format == "json":
+        fits_64_bits(data, decoded)
+    return decoded
+
+
+def fits_64_bits(data: bytes, value: object, record: int | None = None, source: str = "") -> None:
+    """Raise :class:`DecodeError` when ``value``, decoded from the JSON ``data``, holds an integer MessagePack
+    cannot encode (beyond 64 bits). Cheap when ``data`` has no run of 20 digits, as nearly always."""
+    if not _LONG_NUMBER.search(data):
+        return
+    try:
+        msgpack_encoder.encode(value)
+    except OverflowError:
+        raise DecodeError(
+            "a number is too large (integers must fit in 64 bits)", record=record, source=source
+        ) from None
 
 
 def _as_record(raw: Any) -> Record:
@@ -61,6 +88,14 @@ def _convert(record: Record) -> AgentInput:
 
 
 def decode_error(error: Exception, record: int | None = None, source: str = "") -> DecodeError:
+    """The :class:`DecodeError` for an error decoding raised (see :data:`UNREADABLE`), naming the field path."""
+    if isinstance(error, RecursionError):
+        text = "the data is nested too deeply to be an input (an input is an object a few levels deep)"
+        return DecodeError(text, record=record, source=source)
+    if isinstance(error, UnicodeDecodeError):
+        return DecodeError(f"a string is not valid UTF-8 ({error.reason})", record=record, source=source)
+    if isinstance(error, OverflowError):
+        return DecodeError(f"a number is out of range ({error})", record=record, source=source)
     text = str(error)
     path = ""
     match = re.search(r" - at `([^`]*)`$", text)
@@ -93,12 +128,38 @@ def decode_log(data: bytes, *, source: str = "") -> list[AgentInput]:
     if version == SCHEMA_VERSION:
         try:
             inputs: list[AgentInput] = _json_input.decode_lines(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except UNREADABLE:
             # Decode line by line only to name the bad record.
             inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
     else:
         inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
+    if _LONG_NUMBER.search(data):
+        lines = [line for _, line in _numbered(data.splitlines())]
+        for number, line, inp in zip(_line_numbers(data), lines, inputs, strict=True):
+            fits_64_bits(line, inp, number, source)
+    _check_times(data, inputs, source)
     return inputs
+
+
+def _check_times(data: bytes, inputs: list[AgentInput], source: str) -> None:
+    """Refuse a timestamp outside 0..:data:`MAX_TIMESTAMP_MS`, saying when it looks like another unit."""
+    for index, inp in enumerate(inputs):
+        at = inp.timestamp
+        if 0 <= at <= MAX_TIMESTAMP_MS:
+            continue
+        unit = "nanoseconds" if at > 10**17 else "microseconds" if at > 10**14 else ""
+        looks = f" (it looks like {unit})" if unit else ""
+        raise DecodeError(
+            f"timestamp {at} is not a time between 1970 and 9999 in milliseconds since the epoch{looks}; "
+            "expected integer milliseconds, as every input carries",
+            record=_line_numbers(data)[index],
+            path="$.timestamp",
+            source=source,
+        )
+
+
+def _line_numbers(data: bytes) -> list[int]:
+    return [number for number, _ in _numbered(data.splitlines())]
 
 
 def _first_line(data: bytes) -> bytes | None:
@@ -121,7 +182,7 @@ def _numbered(lines: list[bytes]) -> Iterable[tuple[int, bytes]]:
 def _log_version(first: bytes, source: str) -> int:
     try:
         record = _json_raw.decode(first)
-    except msgspec.DecodeError as error:
+    except UNREADABLE as error:
         raise decode_error(error, 1, source) from None
     if not isinstance(record, dict) or record.get("type") != "session-started":
         got = record.get("type") if isinstance(record, dict) else type(record).__name__

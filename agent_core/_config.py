@@ -6,6 +6,8 @@ from typing import Literal
 
 import msgspec
 
+from ._workflow import Workflow
+
 BudgetPolicy = Literal["fail", "final-answer"]
 UserMessagePolicy = Literal["merge", "queue", "interrupt"]
 
@@ -19,6 +21,10 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     spent, ``on_budget_exhausted`` decides: ``"fail"`` ends the turn with
     outcome ``failed``; ``"final-answer"`` derives exactly one more model call
     with tools disabled, and the turn ends after it.
+
+    ``workflow`` (optional) fixes what the agent may do in each workflow
+    state; ``rules`` names the registered rules every proposed tool call is
+    judged by, in order (see :func:`register_rule`).
     """
 
     system_prompt: str = ""
@@ -34,6 +40,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     retry_base_ms: int = 1000
     retry_max_ms: int = 30000
     user_message_policy: UserMessagePolicy = "merge"
+    workflow: Workflow | None = None
+    rules: tuple[str, ...] = ()
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -48,6 +48,7 @@ ContextEntry = Union[ContextMessage, ContextToolCalls, ContextToolResult]
 class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one model call sends.
 
+    ``tools`` are those the current workflow state offers (every declared tool without a workflow).
     ``entries`` interleave the windowed messages and the turn's tool calls on
     one timeline (assistant tool-call message, then each result). ``tools`` is
     empty when tools are disabled (the final answer after a budget is spent).
@@ -96,11 +97,20 @@ def llm_context(state: AgentState) -> LlmContext:
     return LlmContext(
         system_prompt=state.config.system_prompt,
         entries=tuple(entries),
-        tools=state.tools.definitions if tools_enabled else (),
+        tools=offered_tools(state) if tools_enabled else (),
         tools_enabled=tools_enabled,
         older_messages=first,
         past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),
     )
+
+
+def offered_tools(state: AgentState) -> tuple[ToolDefinition, ...]:
+    """The tools a model call may be offered now: every declared tool, or those the current workflow state lists."""
+    workflow = state.config.workflow
+    if workflow is None:
+        return state.tools.definitions
+    allowed = workflow.state(state.workflow_state).tools
+    return tuple(tool for tool in state.tools.definitions if tool.name in allowed)
 
 
 def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int, list[ContextEntry]]]:

@@ -172,6 +172,16 @@ class ReActCancelled(_Input, frozen=True, kw_only=True, tag="re-act-cancelled"):
     reason: str = ""
 
 
+class WorkflowActionTaken(_Input, frozen=True, kw_only=True, tag="workflow-action-taken"):
+    """An action that moves the session's workflow, such as a person's decision (``plan-approved``).
+
+    Refused when no transition from the current workflow state is triggered by
+    ``action``, or when none of their guards passes.
+    """
+
+    action: str
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -187,6 +197,7 @@ AgentInput = Union[
     HistoryToolCallsAdded,
     TimerFired,
     ReActCancelled,
+    WorkflowActionTaken,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

@@ -17,11 +17,31 @@ def check_invariants(state: AgentState, previous: AgentState | None = None) -> N
     counters never decrease and that completed tool calls stay completed.
     Cost: O(size of the state); meant for tests, not for hot paths.
     """
-    problems = _messages(state) + _tool_calls(state) + _turn(state)
+    problems = _messages(state) + _tool_calls(state) + _turn(state) + _workflow(state)
     if previous is not None:
         problems += _monotonic(previous, state)
     if problems:
         raise InvariantViolation(problems)
+
+
+def _workflow(state: AgentState) -> list[str]:
+    """The session is in a declared workflow state, reached by the moves its audit records in order."""
+    workflow = state.config.workflow
+    if workflow is None:
+        return [] if not state.workflow_state and not state.audit else ["a session without a workflow has moved"]
+    if not state.started:
+        return []
+    problems = []
+    if state.workflow_state not in workflow.names:
+        problems.append(f"workflow state {state.workflow_state!r} is not declared ({', '.join(workflow.names)})")
+    here = workflow.initial
+    for move in state.audit:
+        if move.source != here:
+            problems.append(f"the audit moves from {move.source!r} at record {move.step}, but the session was in {here!r}")
+        here = move.target
+    if here != state.workflow_state:
+        problems.append(f"the audit ends in {here!r}, but the session is in {state.workflow_state!r}")
+    return problems
 
 
 def _messages(state: AgentState) -> list[str]:

@@ -23,6 +23,7 @@ from ._config import AgentConfig
 from ._inputs import ToolResult
 from ._toolset import ToolSet
 from ._vector import Vector
+from ._workflow import WorkflowMove
 
 Role = Literal["user", "assistant"]
 ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
@@ -128,6 +129,9 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     ``past_calls`` are the newest calls of the finished turns, newest first (at
     most :data:`PAST_TOOL_CALLS_LISTED`), kept so that ``llm_context`` lists them
     without scanning the log.
+    ``workflow_state`` is the state of ``config.workflow`` the session is in
+    (empty without a workflow) and
+    ``audit`` every workflow move, oldest first (one per move, so a tuple).
     """
 
     started: bool = False
@@ -148,6 +152,8 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     input_tokens: int = 0
     output_tokens: int = 0
     past_calls: tuple[PastToolCall, ...] = ()
+    workflow_state: str = ""
+    audit: tuple[WorkflowMove, ...] = ()
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

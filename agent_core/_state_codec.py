@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 from immutables import Map
 
-from ._codec import Format, decode_error, json_encoder, msgpack_encoder
+from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder, msgpack_encoder
 from ._config import ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
@@ -85,8 +85,10 @@ def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
     """A state written by :func:`encode_state`; raises :class:`DecodeError` on bad bytes or another format."""
     try:
         doc: Any = _msgpack_state.decode(data) if format == "msgpack" else _json_state.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as error:
+    except UNREADABLE as error:
         raise _outdated(error) from None
+    if format == "json":
+        fits_64_bits(data, doc)  # a state's hash encodes it as MessagePack
     if doc.format != STATE_FORMAT:
         raise DecodeError(
             f"expected a state document of format {STATE_FORMAT}, got format {doc.format}; "

@@ -52,7 +52,9 @@ _ID_KEYED = frozenset({"toolCalls", "tool_calls"})
 def _snake(value: Any, ids: bool = False) -> Any:
     if isinstance(value, dict):
         return {
-            (key if ids else _CAMEL.sub("_", key).lower()): _snake(item, not ids and key in _ID_KEYED)
+            (key if ids or not isinstance(key, str) else _CAMEL.sub("_", key).lower()): _snake(
+                item, not ids and key in _ID_KEYED
+            )
             for key, item in value.items()
         }
     if isinstance(value, list):

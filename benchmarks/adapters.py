@@ -25,8 +25,8 @@ import openai
 
 from agent_core import SessionStarted, ToolDefinition, UserMessageReceived, llm_context, replay
 from effects.providers import AnthropicModel, OpenAIModel
-from effects.providers.anthropic import read_events
-from effects.providers.openai import read_stream
+from effects.providers._anthropic_stream import read_events
+from effects.providers._openai_stream import read_stream
 from effects.testing import FakeProviderServer, FakeToolCall, RecordedRequest, Reply, anthropic_stream, openai_stream
 
 HELP = """\
@@ -141,7 +141,7 @@ def measure_provider(name: str, url: str, repeat: int) -> list[dict[str, Any]]:
         else:
             client = anthropic.AsyncAnthropic(api_key="sk-bench", base_url=url, max_retries=0)
             adapter = AnthropicModel(shape, base_url=url, api_key="sk-bench")
-            raw, fold = raw_anthropic, read_events  # type: ignore[assignment]
+            raw, fold = raw_anthropic, read_events
         parsed = loop.run_until_complete(_parsed(client, shape, name))
         ops = len(parsed)  # the chunks of one response, with the role, finish and usage chunks
         timings = c.measure_each(_end_to_end(loop, raw, client, adapter, shape, context), ops=ops, repeat=repeat)

@@ -114,6 +114,7 @@ from ._tools import (
     CALL_ID_PARAMETER,
     Tool,
     Toolbox,
+    ToolLimits,
     tool,
 )
 from ._ui import (
@@ -199,6 +200,7 @@ __all__ = [
     "TextSink",
     "TimelineEntry",
     "Tool",
+    "ToolLimits",
     "ToolStats",
     "Toolbox",
     "TurnStats",

@@ -15,6 +15,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import anyio
@@ -48,6 +50,14 @@ class SystemClock:
         while (remaining := ms - self.now_ms()) > 0:
             await anyio.sleep(remaining / 1000)
 
+    def scope_until(self, ms: int) -> anyio.CancelScope:
+        """A cancel scope that cancels its block when the wall clock reaches ``ms`` (a deadline with no task).
+
+        Measured on the event loop's monotonic clock from now: cheaper than a
+        task waiting alongside the work, which is what tool timeouts need.
+        """
+        return anyio.CancelScope(deadline=anyio.current_time() + max(0, ms - self.now_ms()) / 1000)
+
     async def sleep_until(self, ms: int) -> None:
         """Return once the wall clock reaches ``ms``; the wait is parked."""
         if ms <= self.now_ms():
@@ -68,7 +78,7 @@ class ManualClock:
         if start_ms < 0:
             raise ValueError(f"expected a start time >= 0 (ms since the epoch), got {start_ms}")
         self._now = start_ms
-        self._sleepers: list[tuple[int, int, anyio.Event]] = []
+        self._sleepers: list[tuple[int, int, anyio.Event | _Canceller]] = []
         self._order = itertools.count()
 
     def now_ms(self) -> int:
@@ -108,9 +118,41 @@ class ManualClock:
                 self._sleepers.remove(entry)
                 heapq.heapify(self._sleepers)
 
+    @contextmanager
+    def scope_until(self, ms: int) -> Iterator[anyio.CancelScope]:
+        """A cancel scope that cancels its block when the clock reaches ``ms`` (a deadline with no task)."""
+        with anyio.CancelScope() as scope:
+            canceller = _Canceller(scope)
+            entry = (ms, next(self._order), canceller)
+            if ms <= self._now:
+                canceller.set()
+            else:
+                heapq.heappush(self._sleepers, entry)
+            try:
+                yield scope
+            finally:
+                if not canceller.is_set():  # the block ended first: forget the deadline
+                    self._sleepers.remove(entry)
+                    heapq.heapify(self._sleepers)
+
     async def sleep_until(self, ms: int) -> None:
         """Return once the clock reaches ``ms``; the wait is parked, so ``settled()`` does not wait for it."""
         if ms <= self._now:
             return
         async with parked():
             await self.wait_until(ms)
+
+
+class _Canceller:
+    """A deadline in :class:`ManualClock`'s sleepers: reaching it cancels a scope (the ``Event`` interface)."""
+
+    __slots__ = ("scope",)
+
+    def __init__(self, scope: anyio.CancelScope) -> None:
+        self.scope = scope
+
+    def set(self) -> None:
+        self.scope.cancel("the deadline passed")
+
+    def is_set(self) -> bool:
+        return self.scope.cancel_called

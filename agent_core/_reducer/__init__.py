@@ -5,7 +5,7 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from .._errors import InvalidInput, Rejection
-from .._inputs import AgentInput
+from .._inputs import AgentInput, WorkflowActionTaken, tag_of
 from .._phase import phase
 from .._state import AgentState
 from ._common import WRONG_PHASE, reject, reject_phase
@@ -58,8 +58,15 @@ def check(state: AgentState, inp: AgentInput) -> Rejection | None:
 
 
 def valid_inputs(state: AgentState) -> tuple[str, ...]:
-    """The input types the state's current phase may accept, sorted."""
-    return tuple(sorted(VALID_INPUTS[phase(state)]))
+    """The input types the state's current phase may accept, sorted (``workflow-action-taken`` only
+    in a session with a workflow)."""
+    valid = VALID_INPUTS[phase(state)]
+    if state.config.workflow is None:
+        valid = valid - _WORKFLOW_ONLY
+    return tuple(sorted(valid))
+
+
+_WORKFLOW_ONLY = frozenset({tag_of(WorkflowActionTaken)})
 
 
 __all__ = ["INPUT_KINDS", "VALID_INPUTS", "WRITE_SETS", "InputKind", "check", "transition", "valid_inputs"]

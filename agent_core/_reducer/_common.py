@@ -94,8 +94,7 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
     """A call waiting for a person's decision, or a rejection saying why it is not."""
     record = find_call(state, inp, call_id)
     if record.status != "awaiting-approval":
-        tool = state.tools.get(record.name)
-        if tool is None or not tool.requires_approval:
+        if not _may_await(state, record.name):
             message = (
                 f"tool call {call_id!r} ({record.name}) does not require approval; expected a call awaiting approval"
             )
@@ -104,3 +103,13 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
         reject(state, inp, "already-decided", "awaiting-approval", message)
     assert state.turn is not None  # awaiting calls exist only in an open turn
     return record, state.turn
+
+
+def _may_await(state: AgentState, name: str) -> bool:
+    """Whether a call of ``name`` can ever wait for a person: the tool needs approval, a workflow
+    state asks for it, or rules may say ``ask``."""
+    tool = state.tools.get(name)
+    if (tool is not None and tool.requires_approval) or state.config.rules:
+        return True
+    workflow = state.config.workflow
+    return workflow is not None and any(name in ws.approval for ws in workflow.states)

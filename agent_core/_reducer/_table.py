@@ -37,6 +37,7 @@ from .._inputs import (
     ToolCallDenied,
     ToolCallStarted,
     UserMessageReceived,
+    WorkflowActionTaken,
     tag_of,
 )
 from .._phase import Phase
@@ -55,6 +56,7 @@ from .on_tool_call_completed import on_tool_call_completed
 from .on_tool_call_denied import on_tool_call_denied
 from .on_tool_call_started import on_tool_call_started
 from .on_user_message_received import on_user_message_received
+from .on_workflow_action_taken import on_workflow_action_taken
 
 
 class InputKind(msgspec.Struct, frozen=True):
@@ -91,20 +93,26 @@ _DECIDING = (Phase.ACTING, Phase.AWAITING_APPROVAL)
 _OBSERVED = (*_ENDS_TURN, "tool_call_log", "called_llm_at", "input_tokens", "output_tokens")
 
 INPUT_KINDS: tuple[InputKind, ...] = (
-    _row(SessionStarted, on_session_started, ("started", "session_id", "config", "tools"), (Phase.NOT_STARTED,)),
+    _row(
+        SessionStarted,
+        on_session_started,
+        ("started", "session_id", "config", "tools", "workflow_state"),
+        (Phase.NOT_STARTED,),
+    ),
     _row(UserMessageReceived, on_user_message_received, _ENDS_TURN, _ANY_TIME),
     _row(LlmMessageStarted, on_llm_message_started, ("messages", "message_index", "turn"), _THINKING),
     _row(LlmMessageCompleted, on_llm_message_completed, ("messages", "turn"), _THINKING),
     _row(ReActObserved, on_re_act_observed, _OBSERVED, _THINKING),
     _row(LlmCallFailed, on_llm_call_failed, _ENDS_TURN, _THINKING),
     _row(ToolCallStarted, on_tool_call_started, ("tool_calls",), (Phase.ACTING,)),
-    _row(ToolCallCompleted, on_tool_call_completed, _ENDS_TURN, (Phase.ACTING,)),
+    _row(ToolCallCompleted, on_tool_call_completed, (*_ENDS_TURN, "workflow_state", "audit"), (Phase.ACTING,)),
     _row(ToolCallApproved, on_tool_call_approved, ("tool_calls", "turn"), _DECIDING),
     _row(ToolCallDenied, on_tool_call_denied, _ENDS_TURN, _DECIDING),
     _row(ContextWindowExpanded, on_context_window_expanded, _ENDS_TURN, _THINKING),
     _row(HistoryToolCallsAdded, on_history_tool_calls_added, _ENDS_TURN, _THINKING),
     _row(TimerFired, on_timer_fired, _ENDS_TURN, _IN_A_TURN),
     _row(ReActCancelled, on_re_act_cancelled, _ENDS_TURN, _IN_A_TURN),
+    _row(WorkflowActionTaken, on_workflow_action_taken, ("workflow_state", "audit", "turn"), _ANY_TIME),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

@@ -14,6 +14,7 @@ from .._vector import Vector
 from ._common import reject, require_not_streaming, require_thinking
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
+from ._workflow import first_stop, gate
 
 
 class _Tripped(NamedTuple):
@@ -27,8 +28,9 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     """Count the call and its tokens; record requested tool calls, or close the turn as completed.
 
     Guards, in order: tools disabled for a final answer, the tool-call budget,
-    stuck detection. A guard that trips records the batch as failed (never run)
-    and ends the turn, or asks for a final answer.
+    stuck detection, a rule saying ``stop``. A guard that trips records the
+    batch as failed (never run) and ends the turn, or asks for a final answer
+    (a rule's stop always ends the turn).
     """
     turn = require_thinking(state, inp)
     _validate(state, inp, turn)
@@ -51,7 +53,12 @@ def _verdict(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest]
         used = f"({turn.tool_call_count} used, {len(requests)} asked)"
         return _Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
     repeats, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
-    return _Tripped("stuck", stuck) if stuck else repeats
+    if stuck:
+        return _Tripped("stuck", stuck)
+    stop = first_stop(state, {i: (r.name, r.parameters) for i, r in requests.items()}) if state.config.rules else None
+    if stop is not None:
+        return _Tripped(f"rule:{stop[0]}", f"rule {stop[0]!r} stopped the turn: {stop[1].reason}")
+    return repeats
 
 
 def _continue(
@@ -128,6 +135,8 @@ def _guarded(
     state = _record_requests(_counted(state, inp, turn), turn, requests, tripped.detail)
     if tripped.reason == "final-answer":
         return final_answer_used_tools(state)
+    if tripped.reason.startswith("rule:"):
+        return end_turn(state, "failed", tripped.reason, tripped.detail)
     return exhaust(state, tripped.reason, tripped.detail)
 
 
@@ -199,8 +208,9 @@ def _records(
 
     With ``refused`` (a guard tripped), every call is recorded completed with a
     failure saying why it was not run. Otherwise a call to an unknown tool is
-    completed with a failure naming the registered tools, a call needing
-    approval awaits a decision, and the rest are pending (to be run).
+    completed with a failure naming the registered tools, and :func:`gate`
+    places the rest (refused by the workflow or a rule, awaiting a decision, or
+    pending, to be run).
     """
     added: dict[str, ToolCallRecord] = {}
     opened, awaiting = turn.open_call_ids, turn.awaiting_ids
@@ -213,12 +223,12 @@ def _records(
             result = ToolFailure(error=f"not run: {refused}")
         elif tool is None:
             result = ToolFailure(error=not_registered(request.name, call_id, tools.keys()))
-        elif tool.requires_approval:
-            status = "awaiting-approval"
-            awaiting += (call_id,)
         else:
-            status = "pending"
-            opened += (call_id,)
+            status, result = gate(state, tool, call_id, request.parameters)
+            if status == "awaiting-approval":
+                awaiting += (call_id,)
+            elif status == "pending":
+                opened += (call_id,)
         added[call_id] = ToolCallRecord(
             id=call_id,
             name=request.name,

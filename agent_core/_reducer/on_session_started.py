@@ -8,10 +8,11 @@ from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._state import AgentState
 from .._toolset import ToolSet
 from ._common import reject
+from ._workflow import check_workflow
 
 
 def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
-    """Fix the session's id, configuration and tools. Accepted once, first."""
+    """Fix the session's id, configuration, tools, workflow and rules. Accepted once, first."""
     if state.started:
         reject(
             state,
@@ -42,8 +43,11 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
             "tool-names-unique",
             f"tool names must be unique; repeated: {', '.join(repeated)}",
         )
+    check_workflow(state, inp)
+    workflow = inp.config.workflow
     return replace(
         state,
+        workflow_state=workflow.initial if workflow is not None else "",
         started=True,
         session_id=inp.session_id,
         config=inp.config,

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from .._inputs import ToolCallCompleted
+from .._inputs import ToolCallCompleted, ToolSuccess
 from .._state import AgentState
 from ._common import find_call, reject
 from ._turns import settle
+from ._workflow import advance
 
 
 def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentState:
     """Attach the result to a pending or running call. When the last open call of the turn
-    completes, the next model call is derived (or a budget guard ends the turn)."""
+    completes, the next model call is derived (or a budget guard ends the turn).
+    A success may move the workflow to another state."""
     call_id = inp.tool_call_id
     record = state.tool_calls.get(call_id) or find_call(state, inp, call_id)
     status = record.status
@@ -40,4 +42,6 @@ def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentSt
         ),
         turn=replace(turn, open_call_ids=opened),
     )
+    if state.config.workflow is not None and isinstance(inp.result, ToolSuccess):
+        state = advance(state, inp, f"tool:{record.name}")
     return state if opened else settle(state)

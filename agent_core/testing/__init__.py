@@ -47,6 +47,7 @@ from ._kinds import (
     tool_call_denied,
     tool_call_started,
     user_message_received,
+    workflow_action_taken,
 )
 from ._next import next_input, next_input_kinds
 from ._sessions import fold, sessions
@@ -62,8 +63,12 @@ from ._values import (
     tool_results,
     usages,
 )
+from ._workflows import ACTIONS, GUARDS, VERDICT_RULE, workflows
 
 __all__ = [
+    "ACTIONS",
+    "GUARDS",
+    "VERDICT_RULE",
     "agent_configs",
     "context_window_expanded",
     "due_at",
@@ -95,4 +100,6 @@ __all__ = [
     "tool_results",
     "usages",
     "user_message_received",
+    "workflow_action_taken",
+    "workflows",
 ]

@@ -28,12 +28,13 @@ from .._inputs import (
     ToolCallRequest,
     ToolCallStarted,
     UserMessageReceived,
+    WorkflowActionTaken,
 )
 from .._state import AgentState
-from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
+from ._draw import actions_now, due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import session_started
 from ._per_kind import per_kind
-from ._values import EPOCH_MS, PARAMETERS, texts, tool_results, usages
+from ._values import EPOCH_MS, PARAMETERS, VERDICT_PARAMETERS, texts, tool_results, usages
 
 
 def _user_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -60,12 +61,13 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     if draw(st.integers(0, 4)) == 4:
         return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage)
     requests: dict[str, ToolCallRequest] = {}
+    arguments = PARAMETERS + VERDICT_PARAMETERS if state.config.rules else PARAMETERS
     for _ in range(draw(st.integers(1, 3))):
         call_id = fresh_id(draw, state, "t", lambda i: i in state.tool_calls or i in requests)
         # Mostly registered tools, now and then a name the session does not know.
         unknown = not state.tools or draw(st.integers(0, 7)) == 7
         name = "no_such_tool" if unknown else pick(draw, list(state.tools))
-        requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, PARAMETERS))
+        requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, arguments))
     return ReActObserved(
         timestamp=at, called_llm_at=called, observation=ContinueReAct(tool_calls=requests), usage=usage
     )
@@ -130,6 +132,14 @@ def _cancelled(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ReActCancelled(timestamp=later(draw, state), reason=draw(_TEXTS))
 
 
+def _action(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    actions = actions_now(state, at)
+    if not actions:  # a guard on the time refused the later time; the state's own time passed it
+        at, actions = state.timestamp, actions_now(state, state.timestamp)
+    return WorkflowActionTaken(timestamp=at, action=pick(draw, actions))
+
+
 def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
 
@@ -156,6 +166,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         HistoryToolCallsAdded: _history,
         TimerFired: _timer,
         ReActCancelled: _cancelled,
+        WorkflowActionTaken: _action,
     },
     "builders",
 )

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from .._inputs import WorkflowActionTaken
+from .._rules import guard_passes
 from .._state import AgentState, Turn
 from ._values import ids
 
@@ -57,3 +59,18 @@ def recent_calls(state: AgentState, count: int = 8) -> list[str]:
 
 _DELAYS = st.one_of(st.just(0), st.integers(1, 50), st.integers(51, 90_000))
 _IDS = ids()
+
+
+def actions_now(state: AgentState, at: int) -> list[str]:
+    """The workflow actions an input at time ``at`` may take now: those with a transition from the
+    current workflow state whose guard passes (sorted)."""
+    workflow = state.config.workflow
+    if workflow is None:
+        return []
+    found = set()
+    for t in workflow.transitions:
+        if t.action and t.source == state.workflow_state and t.action not in found:
+            trial = WorkflowActionTaken(timestamp=at, action=t.action)
+            if guard_passes(t.guard, state, trial):
+                found.add(t.action)
+    return sorted(found)

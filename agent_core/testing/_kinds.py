@@ -29,6 +29,7 @@ from .._inputs import (
     ToolCallDenied,
     ToolCallStarted,
     UserMessageReceived,
+    WorkflowActionTaken,
 )
 from ._per_kind import per_kind
 from ._values import agent_configs, field, ids, observations, texts, timestamps, tool_lists, tool_results, usages
@@ -158,6 +159,11 @@ def re_act_cancelled(*, timestamp: Ts = None) -> SearchStrategy[ReActCancelled]:
     return st.builds(ReActCancelled, timestamp=_at(timestamp), reason=texts())
 
 
+def workflow_action_taken(*, timestamp: Ts = None, action: Str = None) -> SearchStrategy[WorkflowActionTaken]:
+    """``workflow-action-taken``, naming an arbitrary action."""
+    return st.builds(WorkflowActionTaken, timestamp=_at(timestamp), action=field(action, ids()))
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -174,6 +180,7 @@ BY_TAG: dict[str, Any] = per_kind(
         HistoryToolCallsAdded: history_tool_calls_added,
         TimerFired: timer_fired,
         ReActCancelled: re_act_cancelled,
+        WorkflowActionTaken: workflow_action_taken,
     },
     "input strategies",
 )

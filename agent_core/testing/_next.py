@@ -15,7 +15,7 @@ from .._inputs import AgentInput
 from .._phase import Phase, phase
 from .._state import AgentState
 from ._builders import BUILDERS
-from ._draw import due_at, pick
+from ._draw import actions_now, due_at, pick
 from ._per_kind import per_kind
 
 # How often each kind is drawn among those possible, most progress first (shrinking
@@ -38,6 +38,7 @@ _WEIGHTS = tuple(
             "history-tool-calls-added": 1,
             "timer-fired": 1,
             "re-act-cancelled": 1,
+            "workflow-action-taken": 2,
         },
         "weights",
     ).items()
@@ -51,6 +52,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if not state.started:
         return ("session-started",)
     kinds = {"user-message-received"}
+    if actions_now(state, state.timestamp):
+        kinds.add("workflow-action-taken")
     if turn is None:
         return tuple(kinds)
     kinds.add("re-act-cancelled")

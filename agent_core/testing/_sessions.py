@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
+from msgspec.structs import replace
 
 from .._config import AgentConfig, ToolDefinition
 from .._errors import InvalidInput
@@ -14,6 +15,7 @@ from ._invalid import draw_invalid
 from ._kinds import session_started
 from ._next import draw_next
 from ._values import EPOCH_MS, agent_configs, field, ids, tool_lists
+from ._workflows import workflows
 
 
 def sessions(
@@ -23,6 +25,8 @@ def sessions(
     min_steps: int = 0,
     max_steps: int = 30,
     invalid: bool = False,
+    workflow: bool = False,
+    rules: tuple[str, ...] = (),
 ) -> SearchStrategy[list[AgentInput]]:
     """Input sequences of a session: ``session-started`` first, then ``min_steps`` to
     ``max_steps`` more, each drawn with :func:`next_input` from the state the previous
@@ -34,7 +38,9 @@ def sessions(
     folded from the accepted inputs before them; :func:`fold` skips the refused ones.
     ``config`` and ``tools`` fix the session's configuration and tools, or draw them
     from a strategy (default: :func:`agent_configs`, and :func:`tool_lists` of at
-    least one tool).
+    least one tool). With ``workflow=True`` the session carries a workflow drawn by
+    :func:`workflows` over its tools; ``rules`` names the registered rules it lists
+    (the kit's :data:`VERDICT_RULE` makes drawn calls meet every verdict).
     """
 
     firsts = session_started(
@@ -47,6 +53,9 @@ def sessions(
     @st.composite
     def build(draw: st.DrawFn) -> list[AgentInput]:
         first = draw(firsts)
+        if workflow or rules:
+            drawn_workflow = draw(workflows(first.tools)) if workflow else None
+            first = replace(first, config=replace(first.config, workflow=drawn_workflow, rules=rules))
         state = transition(initial_state(), first)
         drawn: list[AgentInput] = [first]
         for _ in range(draw(st.integers(min_steps, max_steps))):

@@ -15,6 +15,7 @@ from agent_core import (
     ToolCallDenied,
     ToolSuccess,
     UserMessageReceived,
+    WorkflowActionTaken,
 )
 
 from .._text import clip as clip_text
@@ -49,6 +50,8 @@ def summarize(inp: AgentInput) -> str:
         return f"{inp.tool_call_id} {text}"
     if isinstance(inp, ToolCallDenied | ReActCancelled):
         return clip(inp.reason) if inp.reason else ""
+    if isinstance(inp, WorkflowActionTaken):
+        return f"action {inp.action}"
     if isinstance(inp, HistoryToolCallsAdded):
         return ", ".join(inp.tool_call_ids)
     call_id = getattr(inp, "tool_call_id", None) or getattr(inp, "message_id", None)

@@ -73,6 +73,14 @@ def timed_out(tool: str, call_id: str, timeout_ms: int, idempotent: bool) -> str
     )
 
 
+def cancelled_inside(tool: str, call_id: str) -> str:
+    """Something inside the tool was cancelled (not the call itself): the call ends, as a failure."""
+    return (
+        f"tool {tool!r} failed (tool call {call_id!r}): an operation it awaited was cancelled by something "
+        "other than this session. Try again, or answer without this tool"
+    )
+
+
 def unencodable(tool: str, call_id: str, value: Any, error: Exception) -> str:
     """The tool returned something that is neither a string nor JSON-encodable: a bug in the tool."""
     return (

@@ -38,6 +38,7 @@ from pydantic import ValidationError
 from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
 
 from . import _messages
+from ._cancel import cancelled_by_caller
 from ._docstring import parse_docstring
 from ._schema import Signature, describe_parameters
 
@@ -91,13 +92,19 @@ class Tool(Generic[P, R]):
     def __repr__(self) -> str:
         return f"<Tool {self.name!r}>"
 
-    async def invoke(self, arguments: str, tool_call_id: str) -> ToolResult:
+    async def invoke(
+        self, arguments: str, tool_call_id: str, *, threads: anyio.CapacityLimiter | None = None
+    ) -> ToolResult:
         """Run one call: validate ``arguments`` (JSON text), call the function, encode its result.
 
         Invalid JSON, schema violations and exceptions raised by the tool become
-        a ``ToolFailure``. Cancellation propagates (a sync tool's thread is
-        abandoned and its late result dropped). Timeouts are the caller's job,
-        since they need the session's clock.
+        a ``ToolFailure``; so does a cancellation that does not come from the
+        caller (an async tool awaiting a future that something else cancelled),
+        which would otherwise end the call with no result. The caller's own
+        cancellation propagates (a sync tool's thread is abandoned and its late
+        result dropped). A sync tool runs in a worker thread under ``threads``
+        (anyio's shared default limiter when None). Timeouts are the caller's
+        job, since they need the session's clock.
         """
         try:
             validated = self.signature.model.model_validate_json(arguments or "{}")
@@ -109,9 +116,13 @@ class Tool(Generic[P, R]):
                 value: Any = await self.fn(**kwargs)  # type: ignore[call-arg, misc]
             else:
                 call = functools.partial(self.fn, **kwargs)
-                value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=threads)
         except Exception as error:
             return ToolFailure(error=_messages.raised(self.name, tool_call_id, error))
+        except anyio.get_cancelled_exc_class():
+            if cancelled_by_caller():
+                raise
+            return ToolFailure(error=_messages.cancelled_inside(self.name, tool_call_id))
         return self._encode(value, tool_call_id)
 
     def _encode(self, value: Any, tool_call_id: str) -> ToolResult:

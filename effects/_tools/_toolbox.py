@@ -1,8 +1,8 @@
-"""``Toolbox``: the tools of a session by name, and one call run with its timeout."""
+"""``Toolbox``: the tools of a session by name, and one call run within the toolbox's limits."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 import anyio
@@ -11,6 +11,7 @@ from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
 from .._model import INTERNAL_TOOLS
 from . import _messages
+from ._limits import ThreadLimiter, ToolLimits, truncated
 from ._tool import Tool, tool
 
 
@@ -21,13 +22,21 @@ class _Deadline(Protocol):
 
 
 class Toolbox:
-    """The tools a session offers, by name. Plain functions are wrapped with :func:`tool`.
+    """The tools a session offers, by name, and the :class:`ToolLimits` they run within.
 
-    Raises ``ValueError`` when two tools share a name (the model could not tell
-    them apart) or a tool takes the name of an internal tool.
+    Plain functions are wrapped with :func:`tool`. A toolbox iterates over its
+    tools, and building one from another keeps the other's limits, so
+    ``Agent(model, tools=Toolbox([...], limits=ToolLimits(timeout_ms=None)))``
+    gives an agent other limits than the defaults. Raises ``ValueError`` when
+    two tools share a name (the model could not tell them apart) or a tool
+    takes the name of an internal tool.
     """
 
-    def __init__(self, tools: Iterable[Tool[..., Any] | Callable[..., Any]] = ()) -> None:
+    def __init__(
+        self, tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (), *, limits: ToolLimits | None = None
+    ) -> None:
+        self.limits: ToolLimits = limits or (tools.limits if isinstance(tools, Toolbox) else ToolLimits())
+        self._threads = ThreadLimiter(self.limits.max_threads)
         self._tools: dict[str, Tool[..., Any]] = {}
         for item in tools:
             wrapped = item if isinstance(item, Tool) else tool(item)
@@ -41,6 +50,9 @@ class Toolbox:
                     f"two tools are named {wrapped.name!r}; expected unique names (pass name=... to @tool)"
                 )
             self._tools[wrapped.name] = wrapped
+
+    def __iter__(self) -> Iterator[Tool[..., Any]]:
+        return iter(self._tools.values())
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
@@ -59,38 +71,62 @@ class Toolbox:
     async def run(self, name: str, arguments: str, tool_call_id: str, clock: _Deadline) -> ToolResult:
         """Run one call to completion: a result, never an exception (cancellation aside).
 
-        An unknown name and a call that outlives its tool's ``timeout_ms`` (on
-        ``clock``) become failures the model reads.
+        An unknown name and a call that outlives its timeout (the tool's
+        ``timeout_ms``, else the toolbox's default, measured on ``clock``)
+        become failures the model reads; a result longer than
+        ``max_result_chars`` is cut, with a marker giving its full length.
         """
         found = self._tools.get(name)
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
-        timeout = found.definition.timeout_ms
+        timeout = found.definition.timeout_ms or self.limits.timeout_ms
+        threads = self._threads.current()
         if timeout is None:
-            return await found.invoke(arguments, tool_call_id)
-        return await _with_timeout(found, arguments, tool_call_id, clock, timeout)
+            result = await found.invoke(arguments, tool_call_id, threads=threads)
+        else:
+            result = await _with_timeout(found, arguments, tool_call_id, clock, timeout, threads)
+        return truncated(result, self.limits.max_result_chars)
 
 
 async def _with_timeout(
-    found: Tool[..., Any], arguments: str, tool_call_id: str, clock: _Deadline, timeout_ms: int
+    found: Tool[..., Any],
+    arguments: str,
+    tool_call_id: str,
+    clock: _Deadline,
+    timeout_ms: int,
+    threads: anyio.CapacityLimiter,
 ) -> ToolResult:
+    deadline = clock.now_ms() + timeout_ms
+    result: list[ToolResult] = []
+
+    async def call() -> None:
+        result.append(await found.invoke(arguments, tool_call_id, threads=threads))
+
+    scope_until = getattr(clock, "scope_until", None)
+    if scope_until is not None:  # the clock can cancel at a time by itself: no second task
+        with scope_until(deadline):
+            await call()
+    else:
+        await _race(call, clock, deadline, timeout_ms)
+    if result:
+        return result[0]
+    return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))
+
+
+async def _race(call: Callable[[], Awaitable[None]], clock: _Deadline, deadline: int, timeout_ms: int) -> None:
+    """Run ``call`` until it ends or ``clock`` reaches ``deadline``, whichever comes first."""
     # The deadline waits without parking when the clock allows it: a tool that is
     # working must not look idle to ``settled()`` because its timer is asleep.
     wait = getattr(clock, "wait_until", clock.sleep_until)
-    deadline = clock.now_ms() + timeout_ms
-    result: list[ToolResult] = []
     async with anyio.create_task_group() as group:
 
-        async def call() -> None:
-            result.append(await found.invoke(arguments, tool_call_id))
+        async def run() -> None:
+            await call()
             group.cancel_scope.cancel("the tool finished before its timeout")
 
         async def watch() -> None:
             await wait(deadline)
             group.cancel_scope.cancel(f"the tool's timeout of {timeout_ms} ms passed")
 
-        group.start_soon(call)
+        group.start_soon(run)
         group.start_soon(watch)
-    if result:
-        return result[0]
-    return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))

@@ -7,6 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ._guard import guarded
+
 # Subcommand modules, in the order ``--help`` lists them. Each defines
 # ``register(subparsers)`` which adds its parser and sets ``func`` (returns the exit code).
 _COMMANDS = (
@@ -21,6 +23,7 @@ _COMMANDS = (
     "show",
     "stats",
     "ui",
+    "workflow",
     "worker",
     "submit",
 )
@@ -33,21 +36,30 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run, replay, inspect and fork agent sessions. "
         "An agent is a pure state machine over a log of inputs; every command here works on that log.",
     )
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"effects.cli.{name}").register(subparsers)
+    for command in subparsers.choices.values():  # also accepted after the command's name
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
+_DEBUG_HELP = "on a failure, print the Python traceback too (for a bug report)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``agent-core`` console script; returns the exit code."""
+    """Entry point of the ``agent-core`` console script; returns the exit code.
+
+    Every failure ends as one line on stderr and a non-zero exit (see ``_guard``); never a traceback
+    unless ``--debug`` asks for it.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    code: int = args.func(args)
-    return code
+    return guarded(args.command, args.func, args)
 
 
 if __name__ == "__main__":

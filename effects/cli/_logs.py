@@ -7,6 +7,7 @@ import datetime
 import json
 import sqlite3
 import sys
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -86,23 +87,18 @@ def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[a
                 _store_arguments(args)
             return body(args)
         except CommandError as error:
-            _fail(name, str(error))
-            return error.code
+            return _fail(args, name, str(error), error.code)
         except (LogDamaged, ReplayDiverged, StoreDamaged) as error:
-            _fail(name, str(error))
-            return CHECK_FAILED
+            return _fail(args, name, str(error), CHECK_FAILED)
         except DecodeError as error:
-            _fail(name, f"{error}; {_decode_advice(error)}")
-            return USAGE_ERROR
+            return _fail(args, name, f"{error}; {_decode_advice(error)}", USAGE_ERROR)
         except SessionExists as error:
-            _fail(name, f"{error} with --as ID")
-            return USAGE_ERROR
+            return _fail(args, name, f"{error} with --as ID", USAGE_ERROR)
         except (NotAStore, SessionNotFound, StoreError) as error:
-            _fail(name, str(error))
-            return USAGE_ERROR
+            return _fail(args, name, str(error), USAGE_ERROR)
         except sqlite3.DatabaseError as error:
-            _fail(name, f"{args.db}: the store cannot be read ({error}); restore it from a backup or an export")
-            return USAGE_ERROR
+            message = f"{args.db}: the store cannot be read ({error}); restore it from a backup or an export"
+            return _fail(args, name, message, USAGE_ERROR)
 
     return run
 
@@ -116,8 +112,11 @@ def _decode_advice(error: DecodeError) -> str:
     return "expected a JSON-lines agent-core log (one input per line, session-started first); nothing was changed"
 
 
-def _fail(name: str, message: str) -> None:
+def _fail(args: argparse.Namespace, name: str, message: str, code: int) -> int:
+    if getattr(args, "debug", False):
+        traceback.print_exc()
     print(f"agent-core {name}: {message}", file=sys.stderr)
+    return code
 
 
 @contextmanager
@@ -150,8 +149,11 @@ def as_builtins(data: Any) -> Any:
 
 
 def show_time(ms: int) -> str:
-    """A timestamp (ms since the epoch) as UTC, to the millisecond."""
-    moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    """A timestamp (ms since the epoch) as UTC, to the millisecond; one outside the calendar as its number."""
+    try:
+        moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    except (ValueError, OverflowError, OSError):
+        return f"{ms} ms (not a date)"
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 

@@ -118,8 +118,22 @@ def _describe(state: AgentState, at: int) -> list[str]:
     if outcome is not None:
         reason = f", {outcome.reason}" if outcome.reason else ""
         lines.append(f"  last outcome: {outcome.kind}{reason} (turn {outcome.turn})")
+    lines.extend(_workflow_lines(state))
     lines.append(f"  effects that should run: {', '.join(effects_at(state)) or 'none'}")
     lines.append(f"  state hash: {state_hash(state)}")
+    return lines
+
+
+def _workflow_lines(state: AgentState) -> list[str]:
+    """The workflow state and every move of the audit (nothing for a session without a workflow)."""
+    if state.config.workflow is None:
+        return []
+    lines = [f"  workflow state: {state.workflow_state}"]
+    for move in state.audit:
+        guard = f", guard {move.guard}" if move.guard else ""
+        lines.append(
+            f"    {move.source} -> {move.target} at record {move.step} ({move.trigger} {move.tool_call_id}{guard})"
+        )
     return lines
 
 
@@ -136,4 +150,6 @@ def _state_json(state: AgentState) -> dict[str, Any]:
         "last_outcome": state.last_outcome,
         "effects": list(effects_at(state)),
         "state_hash": state_hash(state),
+        "workflow_state": state.workflow_state,
+        "audit": state.audit,
     }

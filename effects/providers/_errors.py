@@ -116,6 +116,24 @@ def status_error(
     return ModelError(message, retryable=retryable, retry_after_ms=wait, status=status, body=text)
 
 
+def translate(error: Exception, sdk: Any, http: Any, origin: str, secrets: Sequence[str], key_hint: str) -> ModelError:
+    """The :class:`~effects.ModelError` for an exception of a provider SDK (``sdk``) or its HTTP library (``http``).
+
+    Both official SDKs share the class names: ``APIConnectionError``,
+    ``APITimeoutError``, ``APIStatusError`` (an Anthropic ``error`` event inside a
+    stream has its 200 status) and ``APIError`` (an OpenAI error object inside a stream).
+    """
+    if isinstance(error, (sdk.APIConnectionError, http.TransportError)):
+        timed_out = isinstance(error, (sdk.APITimeoutError, http.TimeoutException))
+        return transport_error(origin, timed_out=timed_out, secrets=secrets)
+    if isinstance(error, sdk.APIStatusError):
+        body = error.body if error.status_code < 300 else response_body(error.response, error.body)
+        return status_error(origin, error.status_code, body, error.response.headers, secrets, key_hint)
+    if isinstance(error, sdk.APIError):
+        return status_error(origin, 200, error.body, None, secrets, key_hint)
+    return ModelError(redact(f"{origin} failed: {error}", secrets), retryable=False)
+
+
 def transport_error(origin: str, *, timed_out: bool, secrets: Sequence[str]) -> ModelError:
     """The error for a timeout or a connection that failed or dropped: always retryable."""
     if timed_out:

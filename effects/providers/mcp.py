@@ -15,12 +15,15 @@ import json
 import sys
 from collections.abc import Collection, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
 
 from .._tools import Tool
 from ._extras import require
+
+if TYPE_CHECKING:
+    import anyio
 
 
 class McpServer:
@@ -184,6 +187,8 @@ class McpTool(Tool[..., Coroutine[Any, Any, ToolResult]]):
     def __repr__(self) -> str:
         return f"<McpTool {self.name!r} of {self.server.label!r}>"
 
-    async def invoke(self, arguments: str, tool_call_id: str) -> ToolResult:
-        """Run one call on the server: a result, never an exception (cancellation aside)."""
+    async def invoke(
+        self, arguments: str, tool_call_id: str, *, threads: anyio.CapacityLimiter | None = None
+    ) -> ToolResult:
+        """Run one call on the server: a result, never an exception (cancellation aside); no thread is used."""
         return await self.server.call(self.name, arguments)

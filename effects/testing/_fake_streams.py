@@ -27,11 +27,14 @@ def openai_stream(
     text: Sequence[str] = (),
     tool_calls: Sequence[FakeToolCall] = (),
     *,
-    usage: tuple[int, int] = (12, 7),
+    usage: tuple[object, object] = (12, 7),
     model: str = "fake-model",
     finish_reason: str | None = None,
 ) -> list[str]:
-    """A chat-completion chunk stream: ``text`` pieces, then the tool calls (each split as given), usage, ``[DONE]``."""
+    """A chat-completion chunk stream: ``text`` pieces, then the tool calls (each split as given), usage, ``[DONE]``.
+
+    ``usage`` is (prompt, completion) tokens; any JSON value goes, to play a server that sends ``null`` or ``-1``.
+    """
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -47,7 +50,8 @@ def openai_stream(
             chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}) for p in call.argument_pieces
         ]
     events.append(chunk({}, finish_reason or ("tool_calls" if tool_calls else "stop")))
-    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}
+    total = usage[0] + usage[1] if isinstance(usage[0], int) and isinstance(usage[1], int) else None
+    counts = {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": total}
     events.append(sse({**head, "choices": [], "usage": counts}))
     events.append(sse("[DONE]"))
     return events
@@ -57,11 +61,14 @@ def anthropic_stream(
     text: Sequence[str] = (),
     tool_calls: Sequence[FakeToolCall] = (),
     *,
-    usage: tuple[int, int] = (12, 7),
+    usage: tuple[object, object] = (12, 7),
     model: str = "fake-model",
     stop_reason: str | None = None,
 ) -> list[str]:
-    """A messages-API event stream: a text block with ``text`` pieces (if any), one ``tool_use`` block per call."""
+    """A messages-API event stream: a text block with ``text`` pieces (if any), one ``tool_use`` block per call.
+
+    ``usage`` is (input, output) tokens; any JSON value goes, to play a server that sends ``null`` or ``-1``.
+    """
     message: dict[str, Any] = {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": 1},

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionChunk
 
-from effects.providers.anthropic import read_events
-from effects.providers.openai import read_stream
+from effects.providers._anthropic_stream import read_events
+from effects.providers._openai_stream import read_stream
 from effects.testing import FakeToolCall, anthropic_stream, openai_stream
 
 _events = pydantic.TypeAdapter(RawMessageStreamEvent)
