@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
@@ -156,3 +156,38 @@ class _Canceller:
 
     def is_set(self) -> bool:
         return self.scope.cancel_called
+
+
+async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[None]]) -> bool:
+    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``; ``True`` if it returned first.
+
+    The deadline waits without parking: work running against a deadline must
+    not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
+    here) cancels at the time by itself; any other races a waiting task.
+    """
+    finished = False
+
+    async def run() -> None:
+        nonlocal finished
+        await call()
+        finished = True
+
+    scope_until = getattr(clock, "scope_until", None)
+    if scope_until is not None:
+        with scope_until(deadline):
+            await run()
+        return finished
+    wait = getattr(clock, "wait_until", clock.sleep_until)
+    async with anyio.create_task_group() as group:
+
+        async def first() -> None:
+            await run()
+            group.cancel_scope.cancel("finished before the deadline")
+
+        async def watch() -> None:
+            await wait(deadline)
+            group.cancel_scope.cancel("the deadline passed")
+
+        group.start_soon(first)
+        group.start_soon(watch)
+    return finished

@@ -14,6 +14,9 @@ from .._clock import Clock
 from .._model import Model
 from .._tools import Toolbox
 
+DEFAULT_MODEL_TIMEOUT_MS = 600_000
+"""A model call that has not answered after 10 minutes fails, retryable (as the OpenAI SDK's own default)."""
+
 
 class EffectContext(Protocol):
     """The model, the tools, the clock, and how new inputs get their timestamps and ids."""
@@ -31,6 +34,11 @@ class EffectContext(Protocol):
     @property
     def clock(self) -> Clock:
         """The session's clock (timers, tool deadlines)."""
+        ...
+
+    @property
+    def model_timeout_ms(self) -> int | None:
+        """How long a model call may take on the session's clock (``None``: unbounded)."""
         ...
 
     def stamp(self, at_least: int = 0) -> int:

@@ -17,6 +17,7 @@ from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
 from .._tools import Toolbox
+from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
 from .call_llm import call_llm
 from .call_tool import call_tool
@@ -32,9 +33,16 @@ class AgentRuntime:
     """
 
     def __init__(
-        self, model: Model, toolbox: Toolbox, clock: Clock, ids: IdSource, floor: Callable[[], int] = lambda: 0
+        self,
+        model: Model,
+        toolbox: Toolbox,
+        clock: Clock,
+        ids: IdSource,
+        floor: Callable[[], int] = lambda: 0,
+        model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
     ) -> None:
         self._model = model
+        self._model_timeout_ms = model_timeout_ms
         self._toolbox = toolbox
         self._clock = clock
         self._ids = ids
@@ -55,6 +63,11 @@ class AgentRuntime:
     def clock(self) -> Clock:
         """The session's clock."""
         return self._clock
+
+    @property
+    def model_timeout_ms(self) -> int | None:
+        """How long a model call may take on the session's clock (``None``: unbounded)."""
+        return self._model_timeout_ms
 
     def stamp(self, at_least: int = 0) -> int:
         """The timestamp for a new input: the clock's time, never earlier than any input the session has."""

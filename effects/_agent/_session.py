@@ -37,6 +37,7 @@ from .._clock import Clock, SystemClock
 from .._machine import Journal, Machine, MachineEvent
 from .._model import Model
 from .._tools import Tool, Toolbox
+from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
 from ._runtime import AgentRuntime
 
@@ -47,7 +48,9 @@ class Agent:
     ``tools`` are :func:`~effects.tool`-decorated functions (plain functions are
     wrapped). ``clock`` defaults to the wall clock and ``ids`` to random ids;
     tests pass a :class:`~effects.ManualClock` and :class:`~effects.SequentialIds`.
-    ``session_id`` defaults to a new id from ``ids``.
+    ``session_id`` defaults to a new id from ``ids``. A model call that has not
+    answered after ``model_timeout_ms`` (on ``clock``; default 10 minutes,
+    ``None`` for no limit) fails as a retryable ``llm-call-failed``.
 
     ``journal`` receives every accepted input, with the state after it, before
     anything depends on it (a :class:`~effects.SessionJournal` on a store makes
@@ -68,8 +71,10 @@ class Agent:
         session_id: str | None = None,
         journal: Journal[AgentState, AgentInput] | None = None,
         initial: AgentState | None = None,
+        model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
     ) -> None:
         self.model = model
+        self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
         self.config = config if config is not None else AgentConfig()
         self.clock: Clock = clock if clock is not None else SystemClock()
@@ -89,7 +94,12 @@ class Agent:
         """
         start = self.initial if self.initial is not None else initial_state()
         runtime = AgentRuntime(
-            self.model, self.toolbox, self.clock, self.ids, floor=lambda: machine.current().timestamp
+            self.model,
+            self.toolbox,
+            self.clock,
+            self.ids,
+            floor=lambda: machine.current().timestamp,
+            model_timeout_ms=self.model_timeout_ms,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).

@@ -42,6 +42,7 @@ from agent_core import (
     transition,
 )
 
+from .._clock import run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
@@ -91,7 +92,7 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
     called_at = ctx.stamp(state.timestamp)
     stream = _Stream(ctx, state, dispatch)
     try:
-        reply = await ctx.model.complete(llm_context(state), stream.on_text)
+        reply = await _complete(ctx, state, stream)
     except Exception as error:
         if stream.broken is not None:
             raise  # not the model's failure: a subscriber of the streamed text raised
@@ -131,6 +132,22 @@ def _starts(ctx: EffectContext, state: AgentState, observed: ReActObserved) -> l
         for eff in effects_at(after).values()
         if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending"
     ]
+
+
+async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> ModelReply:
+    """The model's reply, or :class:`ModelError` (retryable) when it takes longer than the context allows."""
+    timeout = ctx.model_timeout_ms
+    context = llm_context(state)
+    if timeout is None:
+        return await ctx.model.complete(context, stream.on_text)
+    replies: list[ModelReply] = []
+
+    async def call() -> None:
+        replies.append(await ctx.model.complete(context, stream.on_text))
+
+    if not await run_until(ctx.clock, ctx.clock.now_ms() + timeout, call):
+        raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)
+    return replies[0]
 
 
 def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:

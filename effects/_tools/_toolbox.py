@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 import anyio
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
+from .._clock import Clock, run_until
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import ThreadLimiter, ToolLimits, truncated
 from ._tool import Tool, tool
-
-
-class _Deadline(Protocol):
-    def now_ms(self) -> int: ...
-
-    async def sleep_until(self, ms: int) -> None: ...
 
 
 class Toolbox:
@@ -68,7 +63,7 @@ class Toolbox:
         """The definitions ``session-started`` records, in registration order."""
         return tuple(t.definition for t in self._tools.values())
 
-    async def run(self, name: str, arguments: str, tool_call_id: str, clock: _Deadline) -> ToolResult:
+    async def run(self, name: str, arguments: str, tool_call_id: str, clock: Clock) -> ToolResult:
         """Run one call to completion: a result, never an exception (cancellation aside).
 
         An unknown name and a call that outlives its timeout (the tool's
@@ -92,41 +87,15 @@ async def _with_timeout(
     found: Tool[..., Any],
     arguments: str,
     tool_call_id: str,
-    clock: _Deadline,
+    clock: Clock,
     timeout_ms: int,
     threads: anyio.CapacityLimiter,
 ) -> ToolResult:
-    deadline = clock.now_ms() + timeout_ms
     result: list[ToolResult] = []
 
     async def call() -> None:
         result.append(await found.invoke(arguments, tool_call_id, threads=threads))
 
-    scope_until = getattr(clock, "scope_until", None)
-    if scope_until is not None:  # the clock can cancel at a time by itself: no second task
-        with scope_until(deadline):
-            await call()
-    else:
-        await _race(call, clock, deadline, timeout_ms)
-    if result:
+    if await run_until(clock, clock.now_ms() + timeout_ms, call):
         return result[0]
     return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))
-
-
-async def _race(call: Callable[[], Awaitable[None]], clock: _Deadline, deadline: int, timeout_ms: int) -> None:
-    """Run ``call`` until it ends or ``clock`` reaches ``deadline``, whichever comes first."""
-    # The deadline waits without parking when the clock allows it: a tool that is
-    # working must not look idle to ``settled()`` because its timer is asleep.
-    wait = getattr(clock, "wait_until", clock.sleep_until)
-    async with anyio.create_task_group() as group:
-
-        async def run() -> None:
-            await call()
-            group.cancel_scope.cancel("the tool finished before its timeout")
-
-        async def watch() -> None:
-            await wait(deadline)
-            group.cancel_scope.cancel(f"the tool's timeout of {timeout_ms} ms passed")
-
-        group.start_soon(run)
-        group.start_soon(watch)

@@ -126,3 +126,38 @@ async def test_turn_done_returns_when_the_turn_waits_for_a_person() -> None:
         session.approve(state.turn.awaiting_ids[0])
         state = await session.turn_done()
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+
+
+async def test_a_model_call_that_never_answers_fails_retryable_after_the_model_timeout() -> None:
+    calls: list[int] = []
+    started = anyio.Event()
+
+    class Hanging:
+        async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
+            calls.append(len(calls) + 1)
+            if len(calls) == 1:
+                started.set()
+                await anyio.sleep_forever()  # a provider that keeps the connection open and says nothing
+            return say("finally")
+
+    agent, _, clock = make_agent([], llm_max_attempts=2, retry_base_ms=1000)
+    agent.model = Hanging()
+    agent.model_timeout_ms = 30_000
+    async with agent.running() as session, anyio.create_task_group() as tg:
+        done: list[object] = []
+
+        async def wait() -> None:
+            done.append(await session.turn_done())
+
+        session.send("hello")
+        tg.start_soon(wait)
+        await started.wait()
+        clock.advance(30_000)  # the deadline: the call is cancelled, the failure retryable
+        with anyio.fail_after(10):  # without the timeout the call would hang here
+            await session.settled()
+        assert session.phase == "retrying"
+        clock.advance(60_000)
+    (state,) = done
+    assert calls == [1, 2]
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"  # type: ignore[attr-defined]
+    assert [m.content for m in state.messages] == ["hello", "finally"]  # type: ignore[attr-defined]
