@@ -38,10 +38,11 @@ class Commits(Generic[I]):
         return verdict == [True]
 
     def settle(
-        self, accepted: list[tuple[I, Any]], rejected: list[tuple[I, Any]], core: MachineCore[Any, I, Any]
+        self, accepted: list[tuple[I, Any]], rejected: list[tuple[I, Any]], core: MachineCore[Any, I, Any] | None
     ) -> None:
         """Give waiters their verdicts; raise :class:`EffectInputRefused` for an effect's input refused while the
-        state still derives that effect (call after reconciling and cancelling)."""
+        state still derives that effect (call after reconciling and cancelling). ``core=None`` (a batch applied
+        as the machine stops, without reconciling: every effect is being cancelled) checks no refusal."""
         if self._waiters:
             for inp, _ in accepted:
                 waiter = self._waiters.get(id(inp))
@@ -52,7 +53,8 @@ class Commits(Generic[I]):
                 waiter = self._waiters.get(id(inp))
                 if waiter is not None:
                     waiter[0].set()
-        if not self._origins:
+        if not self._origins or core is None:
+            self._origins.clear()
             return
         origins, self._origins = self._origins, {}
         for inp, rejection in rejected:

@@ -231,7 +231,7 @@ class Machine(Generic[S, I, E]):
                 batch = list(self._queue)
                 self._queue.clear()
                 result = self._core.apply(batch, journal=self._journal, reconcile=False)
-                self._commits.settle(result.accepted, result.rejected, self._core)
+                self._commits.settle(result.accepted, result.rejected, None)
                 self._publish_all(result.events)
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
