@@ -120,6 +120,10 @@ class Agent:
             yield Session(machine, runtime)
 
 
+MAX_MESSAGE_CHARS = 1_000_000
+"""The longest user message :meth:`Session.send` accepts."""
+
+
 def _turn_waits(state: AgentState) -> bool:
     return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
 
@@ -154,7 +158,16 @@ class Session:
         return self.machine.current().session_id
 
     def send(self, text: str) -> str:
-        """Send a user message (``user-message-received``); returns its message id."""
+        """Send a user message (``user-message-received``); returns its message id.
+
+        Raises ``ValueError`` for a message longer than :data:`MAX_MESSAGE_CHARS`
+        (nothing is sent): it would be stored, and sent to the model, whole.
+        """
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise ValueError(
+                f"a user message may have at most {MAX_MESSAGE_CHARS:,} characters, got {len(text):,}; "
+                "send a shorter message, or give the model a tool that reads the document"
+            )
         message_id = self._runtime.new_message_id("user", self.machine.current())
         self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
         return message_id

@@ -161,3 +161,16 @@ async def test_a_model_call_that_never_answers_fails_retryable_after_the_model_t
     assert calls == [1, 2]
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"  # type: ignore[attr-defined]
     assert [m.content for m in state.messages] == ["hello", "finally"]  # type: ignore[attr-defined]
+
+
+async def test_a_message_longer_than_the_limit_is_refused_before_anything_is_sent() -> None:
+    agent, _, _ = make_agent([say("hi")])
+    async with agent.running() as session:
+        with pytest.raises(ValueError) as caught:
+            session.send("x" * 1_000_001)
+        await session.settled()
+        assert session.state.messages == ()
+    assert str(caught.value) == (
+        "a user message may have at most 1,000,000 characters, got 1,000,001; "
+        "send a shorter message, or give the model a tool that reads the document"
+    )
