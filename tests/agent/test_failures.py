@@ -3,16 +3,23 @@ caller. Never a session that looks settled while it is stuck. asyncio and trio."
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import anyio
 import pytest
 
-from agent_core import LlmContext, TurnOutcome
+from agent_core import AgentState, LlmContext, TurnOutcome
 from effects import Agent, MachineEvent, ModelReply, StateUpdated, TextDelta, TextSink, tool
 from effects.testing import ManualClock, SequentialIds, call_tools, fail, say
 
 from ._helpers import START, Recorder, make_agent
 
 pytestmark = pytest.mark.anyio
+
+
+async def collect(wait: Callable[[], Awaitable[AgentState]], into: list[AgentState]) -> None:
+    """Await ``wait()`` in a task of its own and keep what it returns."""
+    into.append(await wait())
 
 
 class BrokenClock(ManualClock):
@@ -97,18 +104,14 @@ def _fail_on_tool_call(state: object) -> None:
 async def test_turn_done_waits_out_a_retry_backoff_and_returns_the_finished_turn() -> None:
     agent, _, clock = make_agent([fail("overloaded", retryable=True), say("hi")])
     async with agent.running() as session, anyio.create_task_group() as tg:
-        done: list[object] = []
-
-        async def wait() -> None:
-            done.append(await session.turn_done())
-
+        done: list[AgentState] = []
         session.send("hello")
-        tg.start_soon(wait)
+        tg.start_soon(collect, session.turn_done, done)
         await session.settled()  # only the backoff timer is left: settled, but the turn is not done
         assert session.phase == "retrying" and done == []
         clock.advance(60_000)
     (state,) = done
-    assert state.last_outcome is not None and state.last_outcome.kind == "completed"  # type: ignore[attr-defined]
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
 
 
 async def test_turn_done_returns_when_the_turn_waits_for_a_person() -> None:
@@ -144,13 +147,9 @@ async def test_a_model_call_that_never_answers_fails_retryable_after_the_model_t
     agent.model = Hanging()
     agent.model_timeout_ms = 30_000
     async with agent.running() as session, anyio.create_task_group() as tg:
-        done: list[object] = []
-
-        async def wait() -> None:
-            done.append(await session.turn_done())
-
+        done: list[AgentState] = []
         session.send("hello")
-        tg.start_soon(wait)
+        tg.start_soon(collect, session.turn_done, done)
         await started.wait()
         clock.advance(30_000)  # the deadline: the call is cancelled, the failure retryable
         with anyio.fail_after(10):  # without the timeout the call would hang here
@@ -159,8 +158,8 @@ async def test_a_model_call_that_never_answers_fails_retryable_after_the_model_t
         clock.advance(60_000)
     (state,) = done
     assert calls == [1, 2]
-    assert state.last_outcome is not None and state.last_outcome.kind == "completed"  # type: ignore[attr-defined]
-    assert [m.content for m in state.messages] == ["hello", "finally"]  # type: ignore[attr-defined]
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    assert [m.content for m in state.messages] == ["hello", "finally"]
 
 
 async def test_a_message_longer_than_the_limit_is_refused_before_anything_is_sent() -> None:
