@@ -82,6 +82,7 @@ class SessionWorkflow:
 
     def __init__(self) -> None:
         self._state = initial_state()
+        self._checked = self._state  # what Updates are checked against: the newest folded state
         self._seq = 0
         self._ready = False
         self._ending = False
@@ -92,6 +93,7 @@ class SessionWorkflow:
         """Run the session until ``continue_every`` inputs are folded, then continue as new."""
         loaded = await _log_call(OPEN, args, Loaded)
         self._state, self._seq = decode_state(loaded.state.encode(), format="json"), loaded.seq
+        self._checked = self._state
         effects = self._effects = WorkflowEffects(
             args.session_id, args.heartbeat_ms, lambda: self._state, lambda: self._seq
         )
@@ -116,6 +118,9 @@ class SessionWorkflow:
             return
         data = [encode_input(item.inp, format="json").decode() for item in folded.accepted]
         batch_args = Batch(workflow.info().workflow_id, self._seq, data)
+        # From now on Updates are checked against the batch's state: an outside reader of the log may see it
+        # before the append activity's answer reaches this run.
+        self._checked = folded.state
         await _log_call(APPEND, batch_args, int)
         for n, item in enumerate(folded.accepted, start=self._seq + 1):
             item.seq, item.done = n, True
@@ -138,7 +143,8 @@ class SessionWorkflow:
         """Refuse, before anything is recorded, what ``check`` refuses in the current state."""
         inp = _outside(data)
         # Before the run loaded the state (an Update racing the start), the handler checks at fold time instead.
-        refused = check(self._state, stamped(replace_timestamp(inp), self._state)) if self._ready else None
+        state = self._checked
+        refused = check(state, stamped(replace_timestamp(inp), state)) if self._ready else None
         if refused is not None:
             raise rejected(refused)
 
