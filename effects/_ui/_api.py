@@ -57,6 +57,8 @@ class Api:
         return await _guarded(lambda: verify_view(self.store, request.path_params["sid"]))
 
     async def decision(self, request: Request) -> Response:
+        if (refused := _cross_site(request)) is not None:
+            return _failed(403, refused)
         body = await _body(request)
         if not isinstance(body, dict) or not isinstance(body.get("tool_call_id"), str):
             return _failed(400, DECISION)
@@ -65,6 +67,8 @@ class Api:
         return await _guarded(lambda: {"seq": decide(self.store, sid, call_id, approve=approve, reason=reason)})
 
     async def fork(self, request: Request) -> Response:
+        if (refused := _cross_site(request)) is not None:
+            return _failed(403, refused)
         body = await _body(request)
         if not isinstance(body, dict) or not isinstance(body.get("at"), int):
             return _failed(400, 'expected {"at": N}, the last record to copy')
@@ -87,6 +91,26 @@ async def _guarded(work: Callable[[], Any]) -> Response:
 
 def _failed(status: int, message: str) -> Response:
     return JSONResponse({"error": message}, status_code=status)
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _cross_site(request: Request) -> str | None:
+    """Why a POST must be refused: not JSON, not addressed to a loopback host, or sent by another site's page.
+
+    A page of any site open in the same browser can POST to a loopback port; a JSON content type needs a CORS
+    preflight this app never grants, and the Host and Origin checks stop a DNS-rebound name.
+    """
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+        return "expected a JSON body (Content-Type: application/json)"
+    host = request.headers.get("host", "").rsplit(":", 1)[0]
+    if host not in LOOPBACK_HOSTS:
+        return f"expected a request to a loopback address, got Host {host!r}"
+    origin = request.headers.get("origin")
+    if origin is not None and origin.split("://", 1)[-1].rsplit(":", 1)[0] not in LOOPBACK_HOSTS:
+        return f"expected a request from the viewer's own page, got Origin {origin!r}"
+    return None
 
 
 async def _body(request: Request) -> Any:
