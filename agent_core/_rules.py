@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from ._codec import UNREADABLE
+
 if TYPE_CHECKING:
     from ._inputs import AgentInput
     from ._state import AgentState
@@ -113,7 +115,7 @@ def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, stat
     """The first verdict other than ``allow`` among ``rules`` and the rule's name, else ``("", ALLOW)``."""
     try:
         arguments = _args.decode(parameters)
-    except msgspec.DecodeError:
+    except UNREADABLE:  # not JSON, or nested deeper than Python recurses: the rule sees no arguments
         arguments = None
     call = ProposedCall(id=call_id, name=name, parameters=parameters, arguments=arguments)
     for rule in rules:

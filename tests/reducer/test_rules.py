@@ -111,3 +111,9 @@ def test_the_interrupt_gate_needs_a_positive_period() -> None:
         assert str(error) == "expected model_calls of 1 or more, got 0"
     else:
         raise AssertionError("expected a ValueError")
+
+
+def test_arguments_too_deep_to_parse_reach_the_rule_as_none_not_as_a_crash() -> None:
+    deep = "[" * 100_000
+    state = fold(in_turn(), ask(at=T0 + 2, t1=f"search:{deep}"))
+    assert list(ac.effects_at(state)) == ["call-tool:t1"]  # the rule allowed it; the tool will refuse the JSON
