@@ -35,14 +35,16 @@ class GroupWriter(Generic[J]):
         self.groups = 0  # transactions committed so far (the benchmarks report writes per commit)
 
     def submit(self, job: J) -> Future[None]:
-        """Queue ``job``; the future is done once its group is committed (or holds the error). Never blocks."""
-        if self._thread is None:
-            with self._start:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
-                    self._thread.start()
+        """Queue ``job``; the future is done once its group is committed (or holds the error).
+
+        Waits only for a :meth:`close` in progress, so no job is queued behind the thread's stop marker.
+        """
         done: Future[None] = Future()
-        self._jobs.put((job, done))
+        with self._start:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            self._jobs.put((job, done))
         return done
 
     def close(self) -> None:
@@ -75,10 +77,15 @@ class GroupWriter(Generic[J]):
         errors: list[BaseException | None]
         try:
             errors = self._commit([job for job, _ in group])
+            if len(errors) != len(group):
+                raise RuntimeError(f"the store's commit answered {len(errors)} verdicts for {len(group)} writes")
         except BaseException as failure:  # the commit itself failed: nothing of the group is durable
             errors = [failure] * len(group)
         self.groups += 1
         for (_, done), error in zip(group, errors, strict=True):
+            # A future its waiter cancelled takes no verdict; the thread must live on for the others.
+            if not done.set_running_or_notify_cancel():
+                continue
             if error is None:
                 done.set_result(None)
             else:
