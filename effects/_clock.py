@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 import anyio
 
 from ._machine import parked
+from ._machine._loop import reraise_single
 
 
 @runtime_checkable
@@ -178,16 +179,19 @@ async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[No
             await run()
         return finished
     wait = getattr(clock, "wait_until", clock.sleep_until)
-    async with anyio.create_task_group() as group:
+    try:
+        async with anyio.create_task_group() as group:
 
-        async def first() -> None:
-            await run()
-            group.cancel_scope.cancel("finished before the deadline")
+            async def first() -> None:
+                await run()
+                group.cancel_scope.cancel("finished before the deadline")
 
-        async def watch() -> None:
-            await wait(deadline)
-            group.cancel_scope.cancel("the deadline passed")
+            async def watch() -> None:
+                await wait(deadline)
+                group.cancel_scope.cancel("the deadline passed")
 
-        group.start_soon(first)
-        group.start_soon(watch)
+            group.start_soon(first)
+            group.start_soon(watch)
+    except BaseExceptionGroup as group_error:
+        reraise_single(group_error)  # the call's own error (a ModelError stays retryable), not a group
     return finished

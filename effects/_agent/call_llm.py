@@ -95,7 +95,8 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         reply = await _complete(ctx, state, stream)
     except Exception as error:
         if stream.broken is not None:
-            raise  # not the model's failure: a subscriber of the streamed text raised
+            # Not the model's failure: a subscriber of the streamed text raised (an adapter may have wrapped it).
+            raise stream.broken from None
         dispatch(_failed(ctx, error))
         return
     stream.complete(reply.text)

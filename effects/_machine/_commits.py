@@ -53,13 +53,15 @@ class Commits(Generic[I]):
                 waiter = self._waiters.get(id(inp))
                 if waiter is not None:
                     waiter[0].set()
-        if not self._origins or core is None:
-            self._origins.clear()
+        origins = self._origins
+        if not origins:
             return
-        origins, self._origins = self._origins, {}
+        # Only this batch's inputs: effects may dispatch more while the batch is being committed.
+        for inp, _ in accepted:
+            origins.pop(id(inp), None)
         for inp, rejection in rejected:
-            run = origins.get(id(inp))
-            if run is not None and not run.cancelled and core.tracks(run.key):
+            run = origins.pop(id(inp), None)
+            if core is not None and run is not None and not run.cancelled and core.tracks(run.key):
                 raise EffectInputRefused(run.key, inp, rejection)
 
     def stop(self) -> None:

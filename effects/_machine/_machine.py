@@ -221,11 +221,11 @@ class Machine(Generic[S, I, E]):
 
     def _stop(self) -> None:
         inflight, self._inflight = self._inflight, None
-        if inflight is not None and not self._waits.failure:
-            inflight.result()  # stopped while a batch was being committed: it is durable before running() returns
-            self._broken = False
         failing = self._broken or self._waits.failure is not None
         try:
+            if inflight is not None and self._waits.failure is None:
+                inflight.result()  # stopped while a batch was being committed: durable before running() returns
+                self._broken = failing = False
             if self._queue and not failing:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
                 batch = list(self._queue)
