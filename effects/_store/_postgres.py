@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ._errors import ConcurrencyError, SessionNotFound
-from ._packing import pack, pack_snapshot, stored_input, stored_snapshot
-from ._postgres_schema import CHANNEL, connect, driver, shown, unusable
+from ._errors import SessionNotFound, StoreUnavailable
+from ._group import GroupWriter
+from ._packing import stored_input, stored_snapshot
+from ._postgres_schema import connect, driver, shown, unusable
 from ._postgres_wait import wait_for_inputs
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info, timestamp_of
-from ._validate import check_batch
+from ._postgres_write import commit_group
+from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
@@ -22,23 +24,33 @@ class PostgresStore:
     """An :class:`EventStore` in a PostgreSQL database, shared by any number of processes and machines.
 
     ``dsn`` is a libpq connection string or URL (``postgresql://user@host/db``).
-    The tables (``agent_core_*``) are created on first use. An append is one
-    transaction: its rows' primary key ``(session_id, seq)`` and a
-    compare-and-set on the session's length make a second writer of the same
-    session fail with :class:`ConcurrencyError`, never interleave. The append
-    also sends ``NOTIFY agent_core_inputs`` with the session id, so another
-    process can :meth:`wait_for_inputs` without polling. A connection lost
-    (server restarted) is opened again on the next call; the call that saw it
-    break raises :class:`StoreError` and wrote nothing it did not commit.
-    Safe to share between threads (calls are serialized on one connection).
+    The tables (``agent_core_*``) are created on first use. Writes go through
+    one writer thread per store, on a connection of its own, which commits
+    every batch pending from any session (and thread) in one transaction: one
+    WAL flush carries many sessions' batches (group commit;
+    ``group_commit=False`` commits each batch alone, for comparison).
+    :meth:`submit` hands a batch over without blocking; :meth:`append` waits
+    for it. The sessions' rows are locked and each batch is checked against
+    its session's length, so a second writer of the same session (another
+    process) fails with :class:`ConcurrencyError`, alone: the other batches of
+    its group commit. The commit also sends ``NOTIFY agent_core_inputs`` with
+    each session id written, so another process can :meth:`wait_for_inputs`
+    without polling. A connection lost (server restarted) is opened again on
+    the next call; a group that cannot be committed fails every batch in it
+    with :class:`StoreUnavailable`, and nothing of them was written. Safe to
+    share between threads (reads are serialized on one connection).
     """
 
-    def __init__(self, dsn: str, *, readonly: bool = False, keep_snapshots: int = 1) -> None:
+    def __init__(self, dsn: str, *, readonly: bool = False, keep_snapshots: int = 1, group_commit: bool = True) -> None:
         self.dsn = dsn
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
         self._db = connect(dsn, readonly=readonly)
+        self._writer_db: Any = None  # the writer thread's own connection, opened by its first group
+        self._writer: GroupWriter[Append] = GroupWriter(
+            self._commit_group, f"agent-core writer {shown(dsn)}", grouping=group_commit
+        )
 
     def __repr__(self) -> str:
         return f"PostgresStore({shown(self.dsn)!r})"
@@ -46,54 +58,37 @@ class PostgresStore:
     def append(
         self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
     ) -> None:
-        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`)."""
-        check_batch(session_id, records, expected)
-        rows = [
-            (session_id, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash) for r in records
-        ]
-        last = records[-1]
-        unique = driver().errors.UniqueViolation
-        attempts: list[None] = []
+        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`).
 
-        def write(db: Any) -> bool:
-            attempts.append(None)
-            with db.transaction():
-                if expected == 0:
-                    created = db.execute(
-                        "INSERT INTO agent_core_sessions (name, length, head, first_timestamp, last_timestamp, "
-                        "parent, parent_seq) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
-                        (
-                            session_id,
-                            last.seq,
-                            last.hash,
-                            timestamp_of(records[0].data),
-                            timestamp_of(last.data),
-                            None if parent is None else parent.session_id,
-                            None if parent is None else parent.seq,
-                        ),
-                    )
-                else:
-                    created = db.execute(
-                        "UPDATE agent_core_sessions SET length = %s, head = %s, last_timestamp = %s "
-                        "WHERE name = %s AND length = %s",
-                        (last.seq, last.hash, timestamp_of(last.data), session_id, expected),
-                    )
-                if created.rowcount != 1:
-                    return False
-                with db.cursor() as cursor:
-                    cursor.executemany("INSERT INTO agent_core_inputs VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
-                db.execute("SELECT pg_notify(%s, %s)", (CHANNEL, session_id))
-            return True
+        Blocks until committed; the commit is shared with the writes other threads submitted meanwhile.
+        """
+        self.submit(session_id, records, expected=expected, parent=parent).result()
 
-        try:
-            written = self._run(write)
-        except unique:  # the primary key: another writer's rows are there
-            written = False
-        if not written:
-            found = self._info(session_id)
-            if len(attempts) > 1 and found is not None and (found.length, found.head) == (last.seq, last.hash):
-                return  # our own batch, committed by an attempt whose answer the connection lost
-            raise ConcurrencyError(session_id, expected, 0 if found is None else found.length)
+    def submit(
+        self,
+        session_id: str,
+        records: Sequence[StoredInput],
+        *,
+        expected: int,
+        parent: Origin | None = None,
+        snapshot: Snapshot | None = None,
+    ) -> Future[None]:
+        """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
+
+        The future is done once they are committed, or holds the error
+        (:class:`ConcurrencyError`, :class:`StoreUnavailable`) if nothing of
+        them was written. Writes are committed in submission order.
+        """
+        if not records and snapshot is None:
+            raise ValueError(
+                f"PostgresStore.submit expected records or a snapshot for session {session_id!r}, got none"
+            )
+        return self._writer.submit(Append(session_id, records, expected, parent, snapshot))
+
+    @property
+    def commits(self) -> int:
+        """Transactions the writer committed so far (each carries the writes of any number of sessions)."""
+        return self._writer.groups
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """The records with ``start <= seq <= stop``, in order, fetched in chunks."""
@@ -116,24 +111,8 @@ class PostgresStore:
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
-        self.session(session_id)
-        codec, data = pack_snapshot(snapshot.data)
-
-        def write(db: Any) -> None:
-            with db.transaction():
-                db.execute(
-                    "INSERT INTO agent_core_snapshots VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, seq) "
-                    "DO UPDATE SET version = EXCLUDED.version, state_hash = EXCLUDED.state_hash, "
-                    "codec = EXCLUDED.codec, data = EXCLUDED.data",
-                    (session_id, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data),
-                )
-                db.execute(
-                    "DELETE FROM agent_core_snapshots WHERE session_id = %s AND seq NOT IN "
-                    "(SELECT seq FROM agent_core_snapshots WHERE session_id = %s ORDER BY seq DESC LIMIT %s)",
-                    (session_id, session_id, self._keep),
-                )
-
-        self._run(write)
+        self.session(session_id)  # raises SessionNotFound
+        self._writer.submit(Append(session_id, (), 0, snapshot=snapshot)).result()
 
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
@@ -159,16 +138,39 @@ class PostgresStore:
         return await wait_for_inputs(self.dsn, session_id, after, lambda: self._length(session_id))
 
     def close(self) -> None:
-        """Close the connection."""
+        """Commit the writes already submitted, then close the connections."""
+        self._writer.close()
+        if self._writer_db is not None:
+            self._writer_db.close()
         with self._lock:
             self._db.close()
+
+    def _commit_group(self, jobs: Sequence[Append]) -> list[BaseException | None]:
+        """Runs on the writer thread, on a connection of its own: reads never wait for a commit.
+
+        A connection the server dropped is opened again and the group written
+        once more; what the lost attempt committed is recognized by its hashes
+        (see :func:`commit_group`). A second failure fails every job of the group.
+        """
+        psycopg = driver()
+        for attempt in (1, 2):
+            try:
+                if self._writer_db is None or self._writer_db.broken:
+                    self._writer_db = connect(self.dsn, readonly=self._readonly)
+                return commit_group(self._writer_db, jobs, self._keep, again=attempt == 2)
+            except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as error:
+                if attempt == 2 or self._writer_db is None or not self._writer_db.broken:
+                    raise unusable(self.dsn, error) from None
+            except StoreUnavailable:  # could not connect again
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
         """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.
 
-        Running twice is safe: reads repeat, and an append whose commit was
-        lost with the connection is recognized by :meth:`append` (its last
-        hash is the session's head). A second failure is a :class:`StoreError`.
+        Running twice is safe: only reads run here (writes go through the
+        writer). A second failure is a :class:`StoreUnavailable`.
         """
         psycopg = driver()
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -108,3 +109,13 @@ def timestamp_of(data: bytes) -> int:
         return _stamp.decode(data).timestamp
     except (msgspec.DecodeError, msgspec.ValidationError):
         return 0
+
+
+class Append(msgspec.Struct, frozen=True):
+    """One job of a store's group writer: a session's records (if any) and a snapshot taken at the last of them."""
+
+    session_id: str
+    records: Sequence[StoredInput]
+    expected: int
+    parent: Origin | None = None
+    snapshot: Snapshot | None = None

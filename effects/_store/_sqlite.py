@@ -10,9 +10,9 @@ from concurrent.futures import Future
 from ._errors import SessionNotFound
 from ._group import GroupWriter
 from ._packing import stored_input, stored_snapshot
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, session_info
+from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
 from ._sqlite_schema import Synchronous, connect, sqlite_errors
-from ._sqlite_write import Append, commit_group
+from ._sqlite_write import commit_group
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"

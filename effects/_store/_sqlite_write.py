@@ -6,23 +6,11 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-import msgspec
-
 from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot
-from ._records import Origin, Snapshot, StoredInput, timestamp_of
+from ._records import Append, Origin, Snapshot, StoredInput, timestamp_of
 from ._sqlite_schema import sqlite_errors
 from ._validate import check_batch
-
-
-class Append(msgspec.Struct, frozen=True):
-    """One job of the writer: a session's records (if any) and a snapshot taken at the last of them (if any)."""
-
-    session_id: str
-    records: Sequence[StoredInput]
-    expected: int
-    parent: Origin | None = None
-    snapshot: Snapshot | None = None
 
 
 def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:

@@ -162,7 +162,7 @@ def test_a_read_only_store_writes_nothing(postgres_dsn: str) -> None:
     with pytest.raises(StoreUnavailable) as raised:
         journal.append(session(1)[1:2])
     assert str(raised.value) == (
-        f"{postgres_dsn}: the store is read-only (cannot execute UPDATE in a read-only transaction); nothing was "
+        f"{postgres_dsn}: the store is read-only (cannot execute SELECT FOR UPDATE in a read-only transaction); nothing was "
         "written; open it without readonly=True, or use a command that only reads"
     )
     assert PostgresStore(postgres_dsn).session("s1").length == 1

@@ -1,0 +1,162 @@
+"""The statements that write a PostgreSQL store, run by its group writer: one transaction (one WAL flush) per group.
+
+The statements do not grow with the group: the sessions are locked and read in
+one ``SELECT ... FOR UPDATE``, each batch is checked against them here (its
+expected length, its numbering), and the rows of every accepted batch go out
+in one ``INSERT`` per table. A batch that fails its check is left out; the rest
+of the group commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._errors import ConcurrencyError, SessionNotFound
+from ._packing import pack, pack_snapshot
+from ._postgres_schema import CHANNEL
+from ._records import Append, timestamp_of
+from ._validate import check_batch
+
+Verdicts = list[BaseException | None]
+
+
+def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = False) -> Verdicts:
+    """Write ``jobs`` in one transaction and commit once; returns each job's error or ``None``.
+
+    ``again=True`` after a connection lost during an earlier attempt at the
+    same group: a batch whose last record is already stored with the same
+    hash was committed by that attempt and counts as written.
+    """
+    with db.transaction():
+        known = _lock(db, sorted({job.session_id for job in jobs}))
+        done = _stored(db, jobs) if again else set()
+        while True:
+            verdicts, created, accepted = _check(jobs, known, done)
+            lost = _create(db, [jobs[i] for i in created])
+            known.update((jobs[i].session_id, 0) for i in created)
+            if not lost:
+                break
+            known.update(_lock(db, lost))  # another process created them meanwhile: check against its rows
+        _insert(db, [jobs[i] for i in accepted], keep)
+    return verdicts
+
+
+def _check(jobs: Sequence[Append], known: dict[str, int], done: set[int]) -> tuple[Verdicts, list[int], list[int]]:
+    """Each job's verdict, the jobs that create their session, and the jobs to write (by index)."""
+    lengths = dict(known)
+    verdicts: Verdicts = []
+    created: list[int] = []
+    accepted: list[int] = []
+    for index, job in enumerate(jobs):
+        try:
+            if index in done:  # the earlier attempt committed the whole group, this job's snapshot with it
+                verdicts.append(None)
+                continue
+            if job.records:
+                actual = lengths.get(job.session_id, 0)
+                if actual != job.expected:
+                    raise ConcurrencyError(job.session_id, job.expected, actual)
+                check_batch(job.session_id, job.records, job.expected)
+                if job.session_id not in lengths:
+                    created.append(index)
+                lengths[job.session_id] = job.records[-1].seq
+            if job.snapshot is not None and job.session_id not in lengths:
+                raise SessionNotFound(job.session_id, len(lengths))
+        except (ConcurrencyError, SessionNotFound, ValueError) as error:
+            verdicts.append(error)
+        else:
+            verdicts.append(None)
+            accepted.append(index)
+    return verdicts, created, accepted
+
+
+def _lock(db: Any, names: list[str]) -> dict[str, int]:
+    """The length of each named session that exists, its row locked until the commit (in name order: no deadlock)."""
+    rows = db.execute(
+        "SELECT name, length FROM agent_core_sessions WHERE name = ANY(%s) ORDER BY name FOR UPDATE", (names,)
+    ).fetchall()
+    return {name: length for name, length in rows}
+
+
+def _stored(db: Any, jobs: Sequence[Append]) -> set[int]:
+    """The jobs whose last record is stored with the same hash (an earlier attempt committed them)."""
+    last = [(job.session_id, job.records[-1].seq) for job in jobs if job.records]
+    if not last:
+        return set()
+    rows = db.execute(
+        "SELECT i.session_id, i.seq, i.hash FROM agent_core_inputs i "
+        "JOIN unnest(%s::text[], %s::int[]) AS k(session_id, seq) ON i.session_id = k.session_id AND i.seq = k.seq",
+        ([name for name, _ in last], [seq for _, seq in last]),
+    ).fetchall()
+    stored = {(name, seq): bytes(digest) for name, seq, digest in rows}
+    return {
+        index
+        for index, job in enumerate(jobs)
+        if job.records and stored.get((job.session_id, job.records[-1].seq)) == job.records[-1].hash
+    }
+
+
+def _create(db: Any, jobs: list[Append]) -> list[str]:
+    """Insert the sessions these jobs start (length 0 until :func:`_insert`); returns those another process took."""
+    if not jobs:
+        return []
+    rows = db.execute(
+        "INSERT INTO agent_core_sessions (name, length, head, first_timestamp, last_timestamp, parent, parent_seq) "
+        "SELECT name, 0, head, stamp, stamp, parent, parent_seq "
+        "FROM unnest(%s::text[], %s::bytea[], %s::bigint[], %s::text[], %s::int[]) "
+        "AS v(name, head, stamp, parent, parent_seq) ON CONFLICT (name) DO NOTHING RETURNING name",
+        (
+            [job.session_id for job in jobs],
+            [job.records[0].hash for job in jobs],
+            [timestamp_of(job.records[0].data) for job in jobs],
+            [None if job.parent is None else job.parent.session_id for job in jobs],
+            [None if job.parent is None else job.parent.seq for job in jobs],
+        ),
+    ).fetchall()
+    mine = {name for (name,) in rows}
+    return [job.session_id for job in jobs if job.session_id not in mine]
+
+
+def _insert(db: Any, jobs: list[Append], keep: int) -> None:
+    """The accepted jobs' records, the sessions' new heads, snapshots, and one ``NOTIFY`` per session written."""
+    rows = [(job.session_id, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
+            for job in jobs for r in job.records]  # fmt: skip
+    if rows:
+        db.execute(
+            "INSERT INTO agent_core_inputs SELECT * FROM unnest("
+            "%s::text[], %s::int[], %s::int[], %s::smallint[], %s::bytea[], %s::bytea[], %s::bytea[], %s::bytea[])",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
+        heads = {job.session_id: job.records[-1] for job in jobs if job.records}  # the last batch of each session
+        db.execute(
+            "UPDATE agent_core_sessions s SET length = v.length, head = v.head, last_timestamp = v.stamp "
+            "FROM unnest(%s::text[], %s::int[], %s::bytea[], %s::bigint[]) AS v(name, length, head, stamp) "
+            "WHERE s.name = v.name",
+            (list(heads), [r.seq for r in heads.values()], [r.hash for r in heads.values()],
+             [timestamp_of(r.data) for r in heads.values()]),
+        )  # fmt: skip
+        db.execute("SELECT pg_notify(%s, name) FROM unnest(%s::text[]) AS name", (CHANNEL, list(heads)))
+    snapshots = {(job.session_id, job.snapshot.seq): job.snapshot for job in jobs if job.snapshot is not None}
+    if snapshots:
+        _snapshots(db, snapshots, keep)
+
+
+def _snapshots(db: Any, snapshots: dict[tuple[str, int], Any], keep: int) -> None:
+    packed = [
+        (name, seq, s.schema_version, s.state_hash, *pack_snapshot(s.data)) for (name, seq), s in snapshots.items()
+    ]
+    db.execute(
+        "INSERT INTO agent_core_snapshots SELECT * FROM unnest("
+        "%s::text[], %s::int[], %s::int[], %s::bytea[], %s::smallint[], %s::bytea[]) "
+        "ON CONFLICT (session_id, seq) DO UPDATE SET version = EXCLUDED.version, "
+        "state_hash = EXCLUDED.state_hash, codec = EXCLUDED.codec, data = EXCLUDED.data",
+        [list(column) for column in zip(*packed, strict=True)],
+    )
+    db.execute(
+        "DELETE FROM agent_core_snapshots d USING (SELECT session_id, seq, "
+        "row_number() OVER (PARTITION BY session_id ORDER BY seq DESC) AS n "
+        "FROM agent_core_snapshots WHERE session_id = ANY(%s)) r "
+        "WHERE d.session_id = r.session_id AND d.seq = r.seq AND r.n > %s",
+        (sorted({name for name, _ in snapshots}), keep),
+    )
