@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from ._errors import SessionNotFound, StoreUnavailable
+from ._errors import SessionNotFound
 from ._group import GroupWriter
 from ._packing import stored_input, stored_snapshot
+from ._postgres_group import GroupConnection
 from ._postgres_schema import connect, driver, shown, unusable
 from ._postgres_wait import wait_for_inputs
-from ._postgres_write import commit_group
 from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -47,9 +47,9 @@ class PostgresStore:
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
         self._db = connect(dsn, readonly=readonly)
-        self._writer_db: Any = None  # the writer thread's own connection, opened by its first group
+        self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep)
         self._writer: GroupWriter[Append] = GroupWriter(
-            self._commit_group, f"agent-core writer {shown(dsn)}", grouping=group_commit
+            self._group, f"agent-core writer {shown(dsn)}", grouping=group_commit
         )
 
     def __repr__(self) -> str:
@@ -140,31 +140,9 @@ class PostgresStore:
     def close(self) -> None:
         """Commit the writes already submitted, then close the connections."""
         self._writer.close()
-        if self._writer_db is not None:
-            self._writer_db.close()
+        self._group.close()
         with self._lock:
             self._db.close()
-
-    def _commit_group(self, jobs: Sequence[Append]) -> list[BaseException | None]:
-        """Runs on the writer thread, on a connection of its own: reads never wait for a commit.
-
-        A connection the server dropped is opened again and the group written
-        once more; what the lost attempt committed is recognized by its hashes
-        (see :func:`commit_group`). A second failure fails every job of the group.
-        """
-        psycopg = driver()
-        for attempt in (1, 2):
-            try:
-                if self._writer_db is None or self._writer_db.broken:
-                    self._writer_db = connect(self.dsn, readonly=self._readonly)
-                return commit_group(self._writer_db, jobs, self._keep, again=attempt == 2)
-            except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as error:
-                if attempt == 2 or self._writer_db is None or not self._writer_db.broken:
-                    raise unusable(self.dsn, error) from None
-            except StoreUnavailable:  # could not connect again
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
         """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.

@@ -1,6 +1,6 @@
 """A process running sessions on one SQLite file that kills itself at a chosen moment of a commit or a tool.
 
-Run by ``test_group_commit.py``: ``python _group_child.py DB MODE``.
+Run by ``test_group_commit.py``: ``python _group_child.py DB MODE`` (DB: a path, or a PostgreSQL URL).
 
 * ``group``: 20 sessions at once; dies inside a group commit that carries
   batches of several sessions (rows written, COMMIT not done), after a few
@@ -17,11 +17,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 import anyio
 
 from agent_core import ContextToolResult, LlmContext
-from effects import ModelReply, SqliteStore, StateUpdated, open_session, tool
+from effects import ModelReply, PostgresStore, SqliteStore, StateUpdated, open_session, open_store, tool
+from effects._store import _postgres_write
 from effects.testing import ScriptedModel, call_tools, say
 
 SESSIONS, TURNS = 20, 200
@@ -42,9 +44,24 @@ def acknowledge(session_id: str, event: object) -> None:
         print(session_id, event.state.step, flush=True)
 
 
+def die_in_a_postgres_group() -> None:
+    """Test instrumentation: die after the rows of a group of several sessions are sent, before its COMMIT."""
+    insert, groups = _postgres_write._insert, [0]
+
+    def inserting(db: Any, jobs: list[Any], keep: int) -> None:
+        insert(db, jobs, keep)
+        groups[0] += 1
+        if groups[0] > 5 and len({job.session_id for job in jobs}) > 1:
+            die()
+
+    _postgres_write._insert = inserting
+
+
 def main(db: str, mode: str) -> None:
-    store = SqliteStore(db)
-    if mode == "group":
+    store = open_store(db)
+    if mode == "group" and isinstance(store, PostgresStore):
+        die_in_a_postgres_group()
+    elif mode == "group" and isinstance(store, SqliteStore):
         commits, sessions = [0], [0]
 
         def on_statement(statement: str) -> None:
