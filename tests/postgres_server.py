@@ -63,6 +63,12 @@ class PostgresServer:
             options += " -c fsync=off -c full_page_writes=off"
         self._tool("pg_ctl", "-D", str(self._data), "-l", str(self._root / "server.log"), "-w", "-o", options, "start")
 
+    def restart_as_replica(self) -> None:
+        """Stop, then start again as a hot standby: in recovery, read-only, as a replica of a primary is."""
+        self.stop()
+        (self._data / "standby.signal").touch()
+        self.start()
+
     def ensure_running(self) -> None:
         """Start the server unless it runs."""
         if not (self._data / "postmaster.pid").exists():

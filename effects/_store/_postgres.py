@@ -12,7 +12,7 @@ from ._group import GroupWriter
 from ._packing import stored_input, stored_snapshot
 from ._postgres_group import GroupConnection
 from ._postgres_schema import connect, driver, shown, unusable
-from ._postgres_wait import wait_for_inputs
+from ._postgres_wait import DEFAULT_RECONNECT_FOR, wait_for_inputs
 from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -126,16 +126,24 @@ class PostgresStore:
         )
         return stored_snapshot(row)
 
-    async def wait_for_inputs(self, session_id: str, after: int) -> int:
+    async def wait_for_inputs(
+        self, session_id: str, after: int, *, reconnect_for: float = DEFAULT_RECONNECT_FOR
+    ) -> int:
         """Wait until the session has more than ``after`` inputs (written by any process); return its length.
 
         Returns at once if it already has. Wakes on the ``NOTIFY`` of the
         append, on a connection of its own, without polling; when the server
         restarts it connects again (backing off up to a few seconds) and checks
-        the length before waiting on. Cancel it, or bound it with
-        ``anyio.fail_after``, to stop waiting.
+        the length before waiting on. Raises :class:`StoreUnavailable` (naming
+        the DSN without its password) when the server stays unreachable for
+        ``reconnect_for`` seconds, or at once when it refuses for a reason that
+        will not pass (authentication, a database dropped, a replica that
+        cannot ``LISTEN``). Cancel it, or bound it with ``anyio.fail_after``, to
+        stop waiting sooner.
         """
-        return await wait_for_inputs(self.dsn, session_id, after, lambda: self._length(session_id))
+        return await wait_for_inputs(
+            self.dsn, session_id, after, lambda: self._length(session_id), reconnect_for=reconnect_for
+        )
 
     def close(self) -> None:
         """Commit the writes already submitted, then close the connections."""
