@@ -26,13 +26,21 @@ from ._temporal import add_temporal, connect, temporal_module
 REFUSED = 1
 """Exit code when the session refused the input (the Rejection is printed)."""
 
+TIMED_OUT = 3
+"""Exit code when ``--timeout`` expired before the input was accepted, or (with --dsn) before the answer."""
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds ``submit`` waits, in all, for the workers to accept the input and (with --dsn) to answer."""
+
 DESCRIPTION = """\
 Send an input to a session that workers run: a user message (TEXT), an
 approval (--approve ID), a denial (--deny ID [--reason]) or a cancellation of
 the current turn (--cancel). A session that does not exist yet is started. The
 session checks the input before accepting it: a refused one prints why and
 what the session accepts now, and changes nothing. With --dsn, waits until the
-turn is done (or waits for an approval) and prints the assistant's answer."""
+turn is done (or waits for an approval) and prints the assistant's answer.
+Waits at most --timeout seconds in all (default 300): then it says how far the
+input got and exits with code 3; the workers go on with an accepted input."""
 
 EPILOG = """\
 examples:
@@ -60,6 +68,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--reason", default="", help="why (with --deny or --cancel)")
     add_temporal(parser)
     parser.add_argument("--dsn", metavar="URL", help="the workers' PostgreSQL store: wait for the answer and print it")
+    parser.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=f"give up waiting after this many seconds (default {DEFAULT_TIMEOUT:g}; exit code {TIMED_OUT})",
+    )
     parser.set_defaults(func=command("submit", run))
 
 
@@ -82,10 +97,15 @@ def run(args: argparse.Namespace) -> int:
     temporal = temporal_module()
     inp = chosen_input(args)
 
+    if not args.timeout > 0:
+        raise CommandError(f"--timeout expects a number of seconds above 0, got {args.timeout:g}")
+    accepted: list[int] = []
+
     async def send() -> AgentState | int:
         client = await connect(args)
         await temporal.start_session(client, args.session, task_queue=args.task_queue)
         seq: int = await temporal.submit(client, args.session, inp)
+        accepted.append(seq)
         print(f"session {args.session}: accepted as record {seq}", flush=True)
         if not args.dsn:
             return seq
@@ -96,11 +116,23 @@ def run(args: argparse.Namespace) -> int:
             store.close()
         return state
 
+    async def bounded() -> AgentState | int | None:
+        with anyio.move_on_after(args.timeout) as scope:
+            try:
+                return await send()
+            except Exception:
+                if anyio.current_time() >= scope.deadline:  # the SDK reports our cancellation as its own error
+                    return None
+                raise
+        return None
+
     try:
-        done = anyio.run(send)
+        done = anyio.run(bounded)
     except InvalidInput as refused:
         print(f"agent-core submit: session {args.session} refused the input: {refused.rejection}", file=sys.stderr)
         return REFUSED
+    if done is None:
+        raise CommandError(_timed_out(args, accepted), TIMED_OUT)
     if isinstance(done, AgentState):
         _print_outcome(done)
     return 0
@@ -116,3 +148,16 @@ def _print_outcome(state: AgentState) -> None:
     outcome = state.last_outcome
     if outcome is not None and state.turn is None:
         print(f"turn {outcome.kind}" + (f" ({outcome.reason})" if outcome.reason else ""))
+
+
+def _timed_out(args: argparse.Namespace, accepted: list[int]) -> str:
+    waited = f"no answer within --timeout {args.timeout:g} s"
+    if not accepted:
+        return (
+            f"session {args.session}: {waited}: the input was not accepted (no worker took it); "
+            f"check that `agent-core worker` runs on task queue {args.task_queue!r}, or wait longer with --timeout"
+        )
+    return (
+        f"session {args.session}: {waited} (the input is record {accepted[0]}; the workers go on); "
+        f"follow it with `agent-core show {args.dsn} {args.session}`, or wait longer with --timeout"
+    )
