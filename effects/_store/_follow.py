@@ -3,14 +3,15 @@
 A running session is its log's only writer, except for decisions made
 elsewhere: ``tool-call-approved`` / ``tool-call-denied`` appended through the
 store by :func:`~effects.decide` (with the expected length, so a race is
-refused, never merged). :func:`follow_store` polls the store and dispatches
-each new record's input into the session; the session's journal then appends
-the same record, which :class:`SharedStore` recognises as already stored.
+refused, never merged). :func:`follow_store` waits for new records (or looks
+at the store now and then, off the event loop) and dispatches each new
+record's input into the session; the session's journal then appends the same
+record, which :class:`SharedStore` recognises as already stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Protocol
 
@@ -23,7 +24,9 @@ from ._protocol import EventStore
 from ._records import Origin, SessionInfo, Snapshot, StoredInput
 
 DEFAULT_FOLLOW_INTERVAL = 0.2
-"""Seconds between two looks at the store."""
+"""Seconds between two looks at a store that cannot wait for new inputs (SQLite, memory)."""
+
+_STARTING = 0.05  # seconds between looks at a session not started yet (it has no id to wait on)
 
 
 class SharedStore:
@@ -99,28 +102,47 @@ async def follow_store(
 ) -> AsyncIterator[None]:
     """While the block runs, dispatch into ``session`` every input others append to its log in ``store``.
 
-    The store is polled every ``interval`` seconds. Open the session on a
-    :class:`SharedStore` so its journal accepts the records it did not write::
+    A store that can wait for new inputs (:class:`PostgresStore`, also inside
+    a :class:`SharedStore`) wakes the follower on its notifications; any other
+    is looked at every ``interval`` seconds. The store is read on a worker
+    thread, never on the event loop. Open the session on a :class:`SharedStore`
+    so its journal accepts the records it did not write::
 
         store = SharedStore(SqliteStore("agent.db"))
         async with open_session(store, "support-42", model, tools=[...]) as session, follow_store(store, session):
             ...  # an approval clicked in `agent-core ui agent.db` reaches this session
     """
     async with anyio.create_task_group() as group:
-        group.start_soon(_poll, store, session, interval)
+        group.start_soon(_follow, store, session, interval)
         try:
             yield
         finally:
             group.cancel_scope.cancel()
 
 
-async def _poll(store: EventStore, session: _Running, interval: float) -> None:
+async def _follow(store: EventStore, session: _Running, interval: float) -> None:
+    inner = store.store if isinstance(store, SharedStore) else store
+    wait: Callable[[str, int], Awaitable[int]] | None = getattr(inner, "wait_for_inputs", None)
     dispatched = 0
     while True:
-        await anyio.sleep(interval)
+        session_id = session.session_id  # read each time: empty until the session started
         known = max(session.state.step, dispatched)
-        if store.session(session.session_id).length <= known:
+        if not session_id:
+            await anyio.sleep(min(interval, _STARTING))
             continue
-        for record in store.read(session.session_id, known + 1):
+        if wait is not None:
+            await wait(session_id, known)
+        else:
+            await anyio.sleep(interval)
+        known = max(session.state.step, dispatched)  # the session's own inputs are not news
+        records = await anyio.to_thread.run_sync(_records_after, store, session_id, known)
+        for record in records:
             session.dispatch(record.decode())
             dispatched = record.seq
+
+
+def _records_after(store: EventStore, session_id: str, known: int) -> list[StoredInput]:
+    """The records past ``known`` (none without a look at the log when it is not longer)."""
+    if store.session(session_id).length <= known:
+        return []
+    return list(store.read(session_id, known + 1))

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 
 from agent_core import AgentConfig, tag_of
-from effects import DecisionRefused, SharedStore, SqliteStore, StateUpdated, decide, follow_store, open_session
+from effects import (
+    DecisionRefused,
+    EventStore,
+    PostgresStore,
+    SessionInfo,
+    SharedStore,
+    SqliteStore,
+    StateUpdated,
+    StoredInput,
+    decide,
+    follow_store,
+    open_session,
+)
 from effects.testing import ManualClock, SequentialIds
 
 from ._session import CLOCKS, SESSION, START, TOOLS, script, until_awaiting
@@ -47,6 +61,64 @@ async def test_an_approval_appended_by_another_writer_lets_the_running_session_c
     assert tags[-1] == "re-act-observed" and len(tags) == 16
     with pytest.raises(DecisionRefused, match="c3"):
         decide(other, SESSION, "c3", approve=False)
+    running.close()
+    other.close()
+
+
+class Watched(SharedStore):
+    """Records the thread of every look the follower takes at the log, once ``watching`` is set."""
+
+    def __init__(self, store: EventStore) -> None:
+        super().__init__(store)
+        self.watching = False
+        self.threads: list[int] = []
+
+    def session(self, session_id: str) -> SessionInfo:
+        if self.watching:
+            self.threads.append(threading.get_ident())
+        return super().session(session_id)
+
+    def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
+        if self.watching:
+            self.threads.append(threading.get_ident())
+        return super().read(session_id, start, stop)
+
+
+async def follow_a_decision(running: SharedStore, other: EventStore, interval: float) -> None:
+    """Run the known session until it waits for approval, approve through ``other``, wait for the turn's end."""
+    clock = ManualClock(START)
+    CLOCKS.append(clock)
+    async with (
+        open_session(running, SESSION, script(), tools=TOOLS, clock=clock, ids=SequentialIds()) as session,
+        follow_store(running, session, interval=interval),
+    ):
+        await until_awaiting(session, clock)
+        done = anyio.Event()
+        session.subscribe(lambda e: done.set() if isinstance(e, StateUpdated) and e.state.last_outcome else None)
+        if isinstance(running, Watched):
+            running.watching = True
+        decide(other, SESSION, "c3", approve=True, now_ms=START + 5000)
+        with anyio.fail_after(10):
+            await done.wait()
+        await session.settled()
+        assert session.state.last_outcome is not None and session.state.last_outcome.kind == "completed"
+
+
+async def test_the_follower_reads_the_store_off_the_event_loop(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    running = Watched(SqliteStore(path, synchronous="NORMAL"))
+    other = SqliteStore(path, synchronous="NORMAL")
+    await follow_a_decision(running, other, interval=0.01)
+    loop = threading.get_ident()
+    assert running.threads and loop not in running.threads  # the loop never waited for the store
+    running.close()
+    other.close()
+
+
+async def test_the_follower_wakes_on_the_notification_of_a_postgres_store(postgres_dsn: str) -> None:
+    running, other = SharedStore(PostgresStore(postgres_dsn)), PostgresStore(postgres_dsn)
+    await follow_a_decision(running, other, interval=3600)  # no look at the store before the hour: woken at once
+    assert [tag_of(r.decode()) for r in other.read(SESSION)].count("tool-call-approved") == 1
     running.close()
     other.close()
 
