@@ -17,6 +17,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _durable import concurrent_durable
 from postgres_server import PostgresServer, binaries  # type: ignore[import-not-found]
 
 from effects import EventStore, PostgresStore, SessionJournal, SqliteStore, load_state
@@ -41,6 +42,27 @@ def backends(rounds: int, directory: Path, live_session: Any, file_bytes: Callab
     finally:
         server.remove()
     return out
+
+
+def postgres_durable(sessions: int, turns: int, directory: Path) -> dict[str, Any]:
+    """:func:`concurrent_durable` on a PostgreSQL server with fsync on: group commit against one commit per batch."""
+    import psycopg
+
+    found = binaries()
+    if found is None:
+        return {"skipped": "no PostgreSQL server binaries (initdb, pg_ctl)"}
+    server = PostgresServer(found, durable=True)
+    try:
+        server.start()
+
+        def fresh(group_commit: bool, index: int) -> PostgresStore:
+            with psycopg.connect(server.dsn(), autocommit=True) as db:
+                db.execute(f"CREATE DATABASE durable_{index}")
+            return PostgresStore(server.dsn(f"durable_{index}"), group_commit=group_commit)
+
+        return concurrent_durable(sessions, turns, directory, fresh, configurations=2)
+    finally:
+        server.remove()
 
 
 def measure(opener: Opener, rounds: int, live_session: Any, size: Callable[[], int]) -> dict[str, Any]:

@@ -2,12 +2,14 @@
 
 Every session runs the runner's workload (four rounds of three parallel calls
 and an answer per turn, instant model and tools) with its own
-:class:`SessionJournal` on one shared :class:`SqliteStore` (``synchronous=FULL``).
+:class:`SessionJournal` on one shared store: a :class:`SqliteStore`
+(``synchronous=FULL``), or a :class:`PostgresStore` on a server with fsync on.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,11 @@ import anyio
 from runner import ROUNDS_PER_TURN, instant_model, lookup
 
 from agent_core import AgentConfig
-from effects import Agent, SessionJournal, SqliteStore
+from effects import Agent, PostgresStore, SessionJournal, SqliteStore
+
+Store = SqliteStore | PostgresStore
+Opener = Callable[[bool, int], Store]
+"""``opener(group_commit, n)``: a fresh, empty store for the ``n``-th configuration."""
 
 TARGET_GROUP_SPEEDUP = 10.0
 """Group commit against one commit per batch, same sessions, same run."""
@@ -27,7 +33,7 @@ CONFIGURATIONS = (
 )
 
 
-async def _sessions(store: SqliteStore, sessions: int, turns: int, durability: str) -> None:
+async def _sessions(store: Store, sessions: int, turns: int, durability: str) -> None:
     config = AgentConfig(max_identical_tool_calls=1_000_000)
 
     async def one(n: int) -> None:
@@ -44,12 +50,18 @@ async def _sessions(store: SqliteStore, sessions: int, turns: int, durability: s
             group.start_soon(one, n)
 
 
-def concurrent_durable(sessions: int, turns: int, directory: Path) -> dict[str, Any]:
-    """Each configuration on a fresh file: rounds/s, commits, batches per commit."""
+def concurrent_durable(
+    sessions: int, turns: int, directory: Path, opener: Opener | None = None, configurations: int = 3
+) -> dict[str, Any]:
+    """The first ``configurations`` of :data:`CONFIGURATIONS`, each on a fresh store: rounds/s, commits, batches
+    per commit. Without ``opener``, a SQLite file in ``directory`` each."""
     out: dict[str, Any] = {"sessions": sessions, "turns": turns}
-    for name, group_commit, durability in CONFIGURATIONS:
-        path = directory / f"durable-{len(out)}.db"
-        store = SqliteStore(path, group_commit=group_commit)
+    for index, (name, group_commit, durability) in enumerate(CONFIGURATIONS[:configurations]):
+        store = (
+            opener(group_commit, index)
+            if opener
+            else SqliteStore(directory / f"durable-{index}.db", group_commit=group_commit)
+        )
         start = time.perf_counter()
         anyio.run(_sessions, store, sessions, turns, durability)
         seconds = time.perf_counter() - start
@@ -68,14 +80,16 @@ def concurrent_durable(sessions: int, turns: int, directory: Path) -> dict[str, 
     return out
 
 
-def report_durable(r: dict[str, Any], table: Any) -> None:
+def report_durable(r: dict[str, Any], table: Any, where: str = "one SQLite file (synchronous=FULL)") -> None:
     """The table: rounds/s per configuration and the measured ratio beside its target."""
-    print(
-        f"\n{r['sessions']:,} concurrent durable sessions on one SQLite file (synchronous=FULL), {r['turns']} turns each"
-    )
+    if "skipped" in r:
+        print(f"\nconcurrent durable sessions on {where}: skipped ({r['skipped']})")
+        return
+    print(f"\n{r['sessions']:,} concurrent durable sessions on {where}, {r['turns']} turns each")
     rows = [
         (name, f"{r[name]['rounds_per_second']:,.0f}", f"{r[name]['commits']:,}", f"{r[name]['inputs_per_commit']:.1f}")
         for name, _, _ in CONFIGURATIONS
+        if name in r
     ]
     print(table(("durability, commits", "rounds/s", "commits", "inputs/commit"), rows))
     verdict = "met" if r["group_speedup"] >= TARGET_GROUP_SPEEDUP else "MISSED"

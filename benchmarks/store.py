@@ -12,10 +12,13 @@
 * log bytes per turn as a session grows (must stay flat: only new content is
   written), next to the size of the state;
 * the same workload on SQLite and on PostgreSQL (a server started from Debian's
-  binaries for the run): inputs/s, commit latency, resume time, bytes per round.
+  binaries for the run): inputs/s, commit latency, resume time, bytes per round;
+* 1,000 concurrent durable sessions on one store, group commit against one
+  commit per batch in the same run: on SQLite (with the ``turn`` mode too) and
+  on PostgreSQL (fsync on).
 
-Run ``python benchmarks/store.py`` (``--quick`` for a smoke run). Each phase
-runs in a fresh interpreter. Prints tables, writes ``benchmarks/results/store.json``.
+Run ``python benchmarks/store.py`` (``--quick`` for a smoke run; ``--only
+durable,durable-postgres`` for some phases). Each phase runs in a fresh interpreter. Prints tables, writes ``benchmarks/results/store.json``.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _backends import backends, report_backends
+from _backends import backends, postgres_durable, report_backends
 from _common import INPUTS_PER_TURN, table, write_results
 from _common import session as realistic_session
 from _durable import concurrent_durable, report_durable
@@ -232,6 +235,7 @@ PHASES: dict[str, Callable[[int, Path], Any]] = {
     "growth": growth,
     "backends": lambda rounds, directory: backends(rounds, directory, live_session, file_bytes),
     "durable": lambda sessions, directory: concurrent_durable(sessions, 2, directory),
+    "durable-postgres": lambda sessions, directory: postgres_durable(sessions, 2, directory),
 }
 
 
@@ -247,6 +251,7 @@ def main() -> None:
     """Run every phase, print the tables, write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="smaller sessions (a smoke run)")
+    parser.add_argument("--only", metavar="PHASES", help=f"comma-separated phases to run (of {', '.join(PHASES)})")
     parser.add_argument("--phase", choices=sorted(PHASES), help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -255,27 +260,31 @@ def main() -> None:
             print(json.dumps(PHASES[args.phase](args.size, Path(directory))))
         return
     rounds, big_inputs, turns = (200, 20_000, 200) if args.quick else (1000, 100_000, 2000)
-    results = {
-        "live": in_subprocess("live", rounds),
-        "grouped": in_subprocess("grouped", rounds),
-        "big": in_subprocess("big", big_inputs),
-        "growth": in_subprocess("growth", turns),
-        "backends": in_subprocess("backends", rounds),
-        "durable": in_subprocess("durable", 200 if args.quick else 1000),
-    }
+    sessions = 200 if args.quick else 1000
+    sizes = {"live": rounds, "grouped": rounds, "big": big_inputs, "growth": turns, "backends": rounds}
+    chosen = args.only.split(",") if args.only else list(PHASES)
+    unknown = sorted(set(chosen) - set(PHASES))
+    if unknown:
+        parser.error(f"--only: unknown phase {', '.join(unknown)}; expected some of {', '.join(PHASES)}")
+    results = {phase: in_subprocess(phase, sizes.get(phase, sessions)) for phase in chosen}
     report(results)
     path = write_results("store", {"mode": "quick" if args.quick else "full", **results})
     print(f"\nwrote {path}")
 
 
 def report(results: dict[str, Any]) -> None:
-    """Print the tables."""
-    report_live(results["live"])
-    report_append(results["grouped"])
-    report_big(results["big"])
-    report_growth(results["growth"])
-    report_backends(results["backends"], table)
-    report_durable(results["durable"], table)
+    """Print the tables of the phases that ran."""
+    reports: dict[str, Callable[[Any], None]] = {
+        "live": report_live,
+        "grouped": report_append,
+        "big": report_big,
+        "growth": report_growth,
+        "backends": partial(report_backends, table=table),
+        "durable": partial(report_durable, table=table),
+        "durable-postgres": partial(report_durable, table=table, where="one PostgreSQL database (fsync on)"),
+    }
+    for phase, result in results.items():
+        reports[phase](result)
 
 
 def report_live(live_run: dict[str, Any]) -> None:
