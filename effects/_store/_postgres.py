@@ -3,24 +3,24 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ._errors import SessionNotFound
 from ._group import GroupWriter
+from ._grouped import GroupedWrites
 from ._packing import stored_input, stored_snapshot
 from ._postgres_group import GroupConnection
 from ._postgres_schema import connect, driver, shown, unusable
 from ._postgres_wait import DEFAULT_RECONNECT_FOR, wait_for_inputs
-from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
+from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
 _T = TypeVar("_T")
 
 
-class PostgresStore:
+class PostgresStore(GroupedWrites):
     """An :class:`EventStore` in a PostgreSQL database, shared by any number of processes and machines.
 
     ``dsn`` is a libpq connection string or URL (``postgresql://user@host/db``).
@@ -54,41 +54,6 @@ class PostgresStore:
 
     def __repr__(self) -> str:
         return f"PostgresStore({shown(self.dsn)!r})"
-
-    def append(
-        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
-    ) -> None:
-        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`).
-
-        Blocks until committed; the commit is shared with the writes other threads submitted meanwhile.
-        """
-        self.submit(session_id, records, expected=expected, parent=parent).result()
-
-    def submit(
-        self,
-        session_id: str,
-        records: Sequence[StoredInput],
-        *,
-        expected: int,
-        parent: Origin | None = None,
-        snapshot: Snapshot | None = None,
-    ) -> Future[None]:
-        """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
-
-        The future is done once they are committed, or holds the error
-        (:class:`ConcurrencyError`, :class:`StoreUnavailable`) if nothing of
-        them was written. Writes are committed in submission order.
-        """
-        if not records and snapshot is None:
-            raise ValueError(
-                f"PostgresStore.submit expected records or a snapshot for session {session_id!r}, got none"
-            )
-        return self._writer.submit(Append(session_id, records, expected, parent, snapshot))
-
-    @property
-    def commits(self) -> int:
-        """Transactions the writer committed so far (each carries the writes of any number of sessions)."""
-        return self._writer.groups
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """The records with ``start <= seq <= stop``, in order, fetched in chunks."""

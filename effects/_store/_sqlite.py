@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 
 from ._errors import SessionNotFound
 from ._group import GroupWriter
+from ._grouped import GroupedWrites
 from ._packing import stored_input, stored_snapshot
-from ._records import Append, Origin, SessionInfo, Snapshot, StoredInput, session_info
+from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 from ._sqlite_schema import Synchronous, connect, sqlite_errors
 from ._sqlite_write import commit_group
 
@@ -18,7 +18,7 @@ _CHUNK = 2048  # records per query while reading: bounded memory, few round trip
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
 
 
-class SqliteStore:
+class SqliteStore(GroupedWrites):
     """An :class:`EventStore` in one SQLite file, shared by any number of sessions and processes.
 
     Writes go through one writer thread per store, which commits every batch
@@ -50,39 +50,6 @@ class SqliteStore:
         self._writer: GroupWriter[Append] = GroupWriter(
             self._commit_group, f"agent-core writer {self.path}", grouping=group_commit
         )
-
-    def append(
-        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
-    ) -> None:
-        """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`).
-
-        Blocks until committed; the commit is shared with the writes other threads submitted meanwhile.
-        """
-        self.submit(session_id, records, expected=expected, parent=parent).result()
-
-    def submit(
-        self,
-        session_id: str,
-        records: Sequence[StoredInput],
-        *,
-        expected: int,
-        parent: Origin | None = None,
-        snapshot: Snapshot | None = None,
-    ) -> Future[None]:
-        """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
-
-        The future is done once they are committed (durable, with ``synchronous="FULL"``),
-        or holds the error (:class:`ConcurrencyError`, a :class:`StoreError`) if nothing
-        of them was written. Writes are committed in submission order.
-        """
-        if not records and snapshot is None:
-            raise ValueError(f"SqliteStore.submit expected records or a snapshot for session {session_id!r}, got none")
-        return self._writer.submit(Append(session_id, records, expected, parent, snapshot))
-
-    @property
-    def commits(self) -> int:
-        """Transactions the writer committed so far (each carries the writes of any number of sessions)."""
-        return self._writer.groups
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """The records with ``start <= seq <= stop``, in order, fetched in chunks."""

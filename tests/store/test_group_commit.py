@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from agent_core import ContextToolResult, LlmContext
-from effects import ModelReply, SqliteStore, load_state, open_session, replay_session, tool
+from effects import ModelReply, PostgresStore, SqliteStore, load_state, open_session, open_store, replay_session, tool
 from effects.testing import ScriptedModel, call_tools, say
 
 CHILD = Path(__file__).with_name("_group_child.py")
@@ -29,7 +29,7 @@ def look() -> str:
     return "seen"
 
 
-def run_child(db: Path, mode: str) -> dict[str, int]:
+def run_child(db: str | Path, mode: str) -> dict[str, int]:
     """Run the child until it kills itself; returns the last step each session acknowledged."""
     child = subprocess.run(
         [sys.executable, str(CHILD), str(db), mode], cwd=ROOT, capture_output=True, timeout=60, check=False
@@ -44,9 +44,17 @@ def run_child(db: Path, mode: str) -> dict[str, int]:
     return acknowledged
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def grouped_store(request: pytest.FixtureRequest, tmp_path: Path) -> SqliteStore | PostgresStore:
+    """Each store with a group writer."""
+    if request.param == "sqlite":
+        return SqliteStore(tmp_path / "group.db")
+    return PostgresStore(request.getfixturevalue("postgres_dsn"))
+
+
 @pytest.mark.anyio
-async def test_concurrent_sessions_share_commits(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "group.db")
+async def test_concurrent_sessions_share_commits(grouped_store: SqliteStore | PostgresStore) -> None:
+    store = grouped_store
 
     async def converse(session_id: str) -> None:
         async with open_session(store, session_id, ScriptedModel(script), tools=[look]) as session:
@@ -60,17 +68,20 @@ async def test_concurrent_sessions_share_commits(tmp_path: Path) -> None:
     batches = sum(info.length for info in store.sessions())
     assert store.commits < batches / 2  # 20 sessions x 3 turns, each turn several batches
     for n in range(20):
-        report = replay_session(store, f"s{n}")
+        report = replay_session(store, f"s{n}", verify=True)
         assert report.state.turns == 3 and report.state.turn is None
     store.close()
 
 
 @pytest.mark.slow
-def test_a_kill_during_a_group_commit_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    db = tmp_path / "group.db"
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_kill_during_a_group_commit_loses_nothing_acknowledged(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    db = str(tmp_path / "group.db") if backend == "sqlite" else request.getfixturevalue("postgres_dsn")
     acknowledged = run_child(db, "group")
     assert len(acknowledged) > 1
-    store = SqliteStore(db, readonly=True)
+    store = open_store(db, readonly=True)
     lengths = {info.session_id: info.length for info in store.sessions()}
     for session_id, step in acknowledged.items():
         assert lengths[session_id] >= step, (

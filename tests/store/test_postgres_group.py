@@ -1,5 +1,7 @@
-"""Group commit on PostgreSQL: sessions share transactions, a conflict fails only its own batch, a failed group
-fails every batch in it, and a process killed with a group in flight loses nothing it acknowledged."""
+"""Group commit on PostgreSQL: a conflict fails only its own batch, a failed group fails every batch in it.
+
+Sessions sharing transactions and a process killed with a group in flight: ``test_group_commit.py``, on both stores.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
 
-import anyio
 import pytest
 from postgres_server import PostgresServer  # type: ignore[import-not-found]
 
@@ -19,34 +20,10 @@ from effects import (
     PostgresStore,
     SessionJournal,
     StoreUnavailable,
-    open_session,
     replay_session,
 )
-from effects.testing import ScriptedModel
 
 from .conftest import session
-from .test_group_commit import look, run_child, script
-
-
-@pytest.mark.anyio
-async def test_concurrent_sessions_share_transactions(postgres_dsn: str) -> None:
-    store = PostgresStore(postgres_dsn)
-
-    async def converse(session_id: str) -> None:
-        async with open_session(store, session_id, ScriptedModel(script), tools=[look]) as s:
-            for n in range(3):
-                s.send(f"question {n}")
-                await s.settled()
-
-    async with anyio.create_task_group() as tg:
-        for n in range(20):
-            tg.start_soon(converse, f"s{n}")
-    batches = sum(info.length for info in store.sessions())
-    assert store.commits < batches / 2  # 20 sessions x 3 turns, each turn several batches
-    for n in range(20):
-        report = replay_session(store, f"s{n}", verify=True)
-        assert report.state.turns == 3 and report.state.turn is None
-    store.close()
 
 
 def test_without_grouping_each_batch_is_one_transaction(postgres_dsn: str) -> None:
@@ -149,16 +126,3 @@ def test_a_group_that_cannot_commit_fails_every_batch_in_it(postgres_server: Pos
     reopened = SessionJournal.open(store, "s0")
     reopened.append(session(1, session_id="s0")[1:3])  # the store connects again
     assert store.session("s0").length == 3
-
-
-@pytest.mark.slow
-def test_a_kill_during_a_group_commit_loses_nothing_acknowledged(postgres_dsn: str) -> None:
-    acknowledged = run_child(postgres_dsn, "group")
-    assert len(acknowledged) > 1
-    store = PostgresStore(postgres_dsn, readonly=True)
-    lengths = {info.session_id: info.length for info in store.sessions()}
-    for session_id, step in acknowledged.items():
-        assert lengths[session_id] >= step, (
-            f"{session_id}: acknowledged step {step}, the log holds {lengths[session_id]}"
-        )
-        replay_session(store, session_id, verify=True)
