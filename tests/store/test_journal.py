@@ -117,6 +117,7 @@ def format_1(state: AgentState) -> bytes:
         "tools": state.tools.definitions,
         "messages": [msgspec.structs.asdict(m) for m in state.messages],
         "tool_calls": [msgspec.structs.asdict(state.tool_calls[i]) for i in state.tool_call_log],
+        "audit": list(state.audit),
     }
     return msgspec.msgpack.encode(doc)
 
