@@ -31,7 +31,6 @@ _SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log"
 _HEAD = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED)
 
 
-
 def _sequence(value: object) -> list[object]:
     """A :class:`agent_core.Vector` (the workflow audit) as the array a tuple of its items encodes to."""
     if isinstance(value, Vector):
