@@ -211,24 +211,3 @@ _ALLOWED = Judgement("", ALLOW)
 def _returned(value: object) -> str:
     """What a rule returned, without its ``repr`` (which may hold an address that differs on replay)."""
     return f"a Verdict of kind {value.kind!r}" if isinstance(value, Verdict) else f"a {type(value).__name__}"
-
-
-def interrupt_every(model_calls: int) -> Rule:
-    """A rule for an interrupt gate: the calls proposed by every ``model_calls``-th model call of a
-    turn wait for a person (``ask``), who resumes (approves), refuses (denies), aborts the turn
-    (``re-act-cancelled``) or rolls back (forks the log before it).
-
-    Register it under a name of your choice: ``register_rule("gate")(interrupt_every(5))``.
-    """
-    if model_calls < 1:
-        raise ValueError(f"expected model_calls of 1 or more, got {model_calls}")
-
-    def gate(call: ProposedCall, state: AgentState) -> Verdict:
-        turn = state.turn
-        # The proposing model call is counted once its observation is applied, so it is the next one.
-        number = 1 + (turn.model_calls if turn is not None else 0)
-        if number % model_calls == 0:
-            return Verdict(kind="ask", reason=f"interrupt gate: model call {number} of the turn")
-        return ALLOW
-
-    return gate
