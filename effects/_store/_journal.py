@@ -60,7 +60,7 @@ class SessionJournal:
     :class:`ConcurrencyError`.
 
     A machine calls :meth:`submit` instead: with a store that has a writer
-    thread (:class:`SqliteStore`) the batch is handed over and the machine
+    thread (:class:`SqliteStore`, :class:`PostgresStore`) the batch is handed over and the machine
     waits for its commit without blocking the event loop, so the batches of
     all sessions of the store share each fsync. ``durability="turn"`` keeps a
     running turn's inputs back and commits them when the turn ends or waits
@@ -201,7 +201,7 @@ class SessionJournal:
     def flush(self) -> Future[None] | None:
         """Commit the inputs not committed yet (``durability="turn"`` keeps a running turn's inputs back).
 
-        With a store that has a writer (``submit``, as :class:`SqliteStore`) the
+        With a store that has a writer (``submit``: :class:`SqliteStore`, :class:`PostgresStore`) the
         batch is handed over and the returned future is done once it is durable;
         otherwise it is written before this returns (``None``).
         """
