@@ -96,6 +96,8 @@ def _text(workflow: Workflow) -> str:
             for s in workflow.states
         ],
     )
-    moves = [(t.source, t.trigger, t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)]
+    moves = [
+        (t.source, t.trigger, t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)
+    ]
     transitions = table(("FROM", "TRIGGER", "GUARD", "PRIORITY", "TO"), moves) if moves else "no transitions"
     return f"{states}\n\n{transitions}"
