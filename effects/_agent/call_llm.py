@@ -42,7 +42,7 @@ from agent_core import (
     transition,
 )
 
-from .._clock import run_until
+from .._clock import TIMED_OUT, run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
@@ -141,14 +141,12 @@ async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> M
     context = llm_context(state)
     if timeout is None:
         return await ctx.model.complete(context, stream.on_text)
-    replies: list[ModelReply] = []
-
-    async def call() -> None:
-        replies.append(await ctx.model.complete(context, stream.on_text))
-
-    if not await run_until(ctx.clock, ctx.clock.now_ms() + timeout, call):
+    reply = await run_until(
+        ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, stream.on_text)
+    )
+    if reply is TIMED_OUT:
         raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)
-    return replies[0]
+    return reply
 
 
 def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:
