@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import assert_never
 
-from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, WaitUntil
+from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCallStarted, WaitUntil, effects_at
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
@@ -82,6 +82,28 @@ class AgentRuntime:
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
         return message_id
+
+    def starts(self, state: AgentState) -> list[AgentInput]:
+        """The ``tool-call-started`` inputs of the pending calls ``state`` derives a ``call-tool`` effect for.
+
+        The machine's ``follow_up``: applied at the end of the batch that made
+        the calls runnable (a model's observation, an approval), they are
+        journaled in its commit, and the tools find their calls ``running``
+        and start without a commit of their own. A call still pending when its
+        effect starts (after a resume) is started by the effect itself.
+        """
+        turn = state.turn
+        if turn is None or not turn.open_call_ids:
+            return []
+        calls = state.tool_calls
+        if all(calls[call_id].status != "pending" for call_id in turn.open_call_ids):
+            return []
+        at = self.stamp(state.timestamp)
+        return [
+            ToolCallStarted(timestamp=at, tool_call_id=eff.tool_call_id)
+            for eff in effects_at(state).values()
+            if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending"
+        ]
 
     def run_effect(self, eff: Effect, state: AgentState, key: str) -> Controller[AgentInput]:
         """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler."""

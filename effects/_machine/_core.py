@@ -74,6 +74,13 @@ class MachineCore(Generic[S, I, E]):
       input, anything else is the rejection. For reducers with a cheap
       separate check.
 
+    ``follow_up(state)``, when given, is asked after a batch that accepted an
+    input (and is reconciled): the inputs it returns are applied right after,
+    in the same batch, so they are journaled in the same commit and no effect
+    sees the state between. It is how a host records, in the batch that makes
+    them runnable, facts the effects about to start rely on (the agent marks
+    the tool calls it is about to run as started).
+
     Any other exception from ``transition`` propagates and the batch is not applied.
 
     The host starts the effects of ``result.starting``, cancels those of
@@ -91,8 +98,10 @@ class MachineCore(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         *,
         rejects: Rejects = (),
+        follow_up: Callable[[S], Iterable[I]] | None = None,
     ) -> None:
         self._state = initial
+        self._follow_up = follow_up
         self._transition = transition
         self._effects_at = effects_at
         self._check = check
@@ -162,25 +171,11 @@ class MachineCore(Generic[S, I, E]):
         events: list[MachineEvent] | None,
         hand_over: bool,
     ) -> StepResult[S, I, E]:
-        state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
-        for inp in inputs:
-            rejection = None if check is None else check(state, inp)
-            if rejection is None:
-                try:
-                    state = transition(state, inp)  # not assigned when it raises: the input changes nothing
-                except rejects as error:
-                    rejection = _rejection_of(error)
-                else:
-                    accepted.append((inp, state))
-                    if events is not None:
-                        events.append(InputReceived(input=inp))
-                        events.append(StateUpdated(input=inp, state=state))
-                    continue
-            rejected.append((inp, rejection))
-            if events is not None:
-                events.append(InputRejected(input=inp, rejection=rejection))
+        state = self._fold(self._state, inputs, accepted, rejected, events)
+        if accepted and reconcile and self._follow_up is not None:
+            state = self._fold(state, self._follow_up(state), accepted, rejected, events)
         pending = None
         if accepted and journal is not None:
             submit = getattr(journal, "submit", None) if hand_over else None
@@ -198,6 +193,34 @@ class MachineCore(Generic[S, I, E]):
             events=events if events else [],
             pending=pending,
         )
+
+    def _fold(
+        self,
+        state: S,
+        inputs: Iterable[I],
+        accepted: list[tuple[I, S]],
+        rejected: list[tuple[I, Any]],
+        events: list[MachineEvent] | None,
+    ) -> S:
+        """Fold ``inputs`` into ``state``, recording each as accepted (with the state after it) or rejected."""
+        check, transition, rejects = self._check, self._transition, self._rejects
+        for inp in inputs:
+            rejection = None if check is None else check(state, inp)
+            if rejection is None:
+                try:
+                    state = transition(state, inp)  # not assigned when it raises: the input changes nothing
+                except rejects as error:
+                    rejection = _rejection_of(error)
+                else:
+                    accepted.append((inp, state))
+                    if events is not None:
+                        events.append(InputReceived(input=inp))
+                        events.append(StateUpdated(input=inp, state=state))
+                    continue
+            rejected.append((inp, rejection))
+            if events is not None:
+                events.append(InputRejected(input=inp, rejection=rejection))
+        return state
 
     def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
         wanted = self._effects_at(self._state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
@@ -39,8 +39,9 @@ class Machine(Generic[S, I, E]):
     runs in the machine's task group. An input is refused (``input-rejected``,
     nothing changes) when ``transition`` raises one of the ``rejects`` exception
     types, or when ``check(state, input)`` returns a rejection (see
-    :class:`MachineCore`). ``journal.append`` makes each batch durable before
-    anyone sees its states or an effect depending on it starts; a journal with
+    :class:`MachineCore`, which also describes ``follow_up``: inputs applied
+    at the end of a batch, in it). ``journal.append`` makes each batch durable
+    before anyone sees its states or an effect depending on it starts; a journal with
     ``submit`` (see :class:`Journal`) commits on its own thread while the
     event loop runs other sessions, and this one goes on once the batch is durable.
 
@@ -69,8 +70,11 @@ class Machine(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         rejects: Rejects = (),
         journal: Journal[S, I] | None = None,
+        follow_up: Callable[[S], Iterable[I]] | None = None,
     ) -> None:
-        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
+        self._core: MachineCore[S, I, E] = MachineCore(
+            initial, transition, effects_at, check, rejects=rejects, follow_up=follow_up
+        )
         self._journal = journal
         self._subscribers = Subscribers()
         self._waits = Waits()

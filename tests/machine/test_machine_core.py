@@ -276,6 +276,34 @@ def test_apply_from_inside_a_batch_is_refused() -> None:
         holder[0].apply([Inc()])
 
 
+def test_follow_up_inputs_join_the_batch_that_accepted_an_input_before_the_journal_and_the_reconciliation() -> None:
+    asked: list[Counter] = []
+
+    def follow_up(state: Counter) -> list[Input]:
+        """A started job announces itself: one ``Inc`` per batch that has jobs (a negative limit is refused)."""
+        asked.append(state)
+        return [Inc(), SetLimit(-1)] if state.jobs else []
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), transition, effects_at, check, follow_up=follow_up)
+    journal = Recorder()
+    result = c.apply([StartJob("a"), SetLimit(3)], journal=journal)
+    assert asked == [Counter(limit=3, jobs=("a",))]  # once, with the batch's final state
+    assert journal.batches == [[StartJob("a"), SetLimit(3), Inc()]]
+    assert result.rejected == [(SetLimit(-1), "limit must be >= 0, got -1")]
+    assert c.current() == Counter(count=1, limit=3, jobs=("a",))
+    assert result.starting == {"job:a": "a", "tick:1": "tick"}  # derived from the state after the follow-up
+    assert result.events[-5:-2] == [
+        InputReceived(input=Inc()),
+        StateUpdated(input=Inc(), state=Counter(count=1, limit=3, jobs=("a",))),
+        InputRejected(input=SetLimit(-1), rejection="limit must be >= 0, got -1"),
+    ]
+    c.apply([SetLimit(-2)], journal=journal)  # nothing accepted: not asked
+    c.apply([])  # nothing to apply (a resume's reconciliation): not asked
+    c.apply([SetLimit(4)], journal=journal, reconcile=False)  # a machine stopping starts nothing: not asked
+    assert len(asked) == 1
+    assert journal.batches[1:] == [[SetLimit(4)]]
+
+
 class CoreProperty(RuleBasedStateMachine):
     """Random inputs and random effect endings: the running set always matches what the state derives."""
 
