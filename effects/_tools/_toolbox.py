@@ -75,7 +75,7 @@ class Toolbox:
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
-        threads = self._threads.current()
+        threads = None if found.is_async else self._threads.current()  # only sync tools take a thread
         if timeout is None:
             result = await found.invoke(arguments, tool_call_id, threads=threads)
         else:
@@ -89,7 +89,7 @@ async def _with_timeout(
     tool_call_id: str,
     clock: Clock,
     timeout_ms: int,
-    threads: anyio.CapacityLimiter,
+    threads: anyio.CapacityLimiter | None,
 ) -> ToolResult:
     result = await run_until(
         clock, clock.now_ms() + timeout_ms, lambda: found.invoke(arguments, tool_call_id, threads=threads)
