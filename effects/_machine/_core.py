@@ -8,21 +8,10 @@ thin shell around it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
-import msgspec
-
-from ._events import (
-    EffectCanceled,
-    EffectCompleted,
-    EffectFailed,
-    EffectStarted,
-    InputReceived,
-    InputRejected,
-    MachineEvent,
-    StateUpdated,
-)
+from ._batch import Rejects, StepResult, checked_rejects, fold
+from ._events import EffectCanceled, EffectCompleted, EffectFailed, EffectStarted, MachineEvent
 from ._protocols import Journal
 from ._reconcile import EMPTY_PLAN, Plan, reconcile
 
@@ -30,34 +19,11 @@ S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
 
-Rejects = type[Exception] | tuple[type[Exception], ...]
-"""The exception types by which ``transition`` refuses an input (``()``: none)."""
-
 NO_LONGER_DERIVED = "key no longer derived"
 """Cancellation reason when the state stops deriving an effect's key."""
 
 MACHINE_STOPPED = "machine stopped"
 """Cancellation reason when the machine stops."""
-
-
-class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
-    """What one :meth:`MachineCore.apply` did.
-
-    ``accepted`` pairs each applied input with the state right after it;
-    ``rejected`` pairs each refused input with its rejection; ``plan`` is the
-    reconciliation against the final state; ``starting`` maps each key of
-    ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
-    ``pending`` is the journal's commit still in flight (``apply(hand_over=True)``
-    with a journal that has ``submit``): wait for it before publishing the
-    events or starting the effects.
-    """
-
-    accepted: list[tuple[I, S]]
-    rejected: list[tuple[I, Any]]
-    plan: Plan
-    starting: dict[str, E]
-    events: list[MachineEvent]
-    pending: Future[None] | None = None
 
 
 class MachineCore(Generic[S, I, E]):
@@ -105,7 +71,7 @@ class MachineCore(Generic[S, I, E]):
         self._transition = transition
         self._effects_at = effects_at
         self._check = check
-        self._rejects = _checked_rejects(rejects)
+        self._rejects = checked_rejects(rejects)
         self._running: dict[str, E] = {}
         self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
         self._applying = False
@@ -173,9 +139,10 @@ class MachineCore(Generic[S, I, E]):
     ) -> StepResult[S, I, E]:
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
-        state = self._fold(self._state, inputs, accepted, rejected, events)
+        how = self._check, self._transition, self._rejects, accepted, rejected, events
+        state = fold(self._state, inputs, *how)
         if accepted and reconcile and self._follow_up is not None:
-            state = self._fold(state, self._follow_up(state), accepted, rejected, events)
+            state = fold(state, self._follow_up(state), *how)
         pending = None
         if accepted and journal is not None:
             submit = getattr(journal, "submit", None) if hand_over else None
@@ -193,34 +160,6 @@ class MachineCore(Generic[S, I, E]):
             events=events if events else [],
             pending=pending,
         )
-
-    def _fold(
-        self,
-        state: S,
-        inputs: Iterable[I],
-        accepted: list[tuple[I, S]],
-        rejected: list[tuple[I, Any]],
-        events: list[MachineEvent] | None,
-    ) -> S:
-        """Fold ``inputs`` into ``state``, recording each as accepted (with the state after it) or rejected."""
-        check, transition, rejects = self._check, self._transition, self._rejects
-        for inp in inputs:
-            rejection = None if check is None else check(state, inp)
-            if rejection is None:
-                try:
-                    state = transition(state, inp)  # not assigned when it raises: the input changes nothing
-                except rejects as error:
-                    rejection = _rejection_of(error)
-                else:
-                    accepted.append((inp, state))
-                    if events is not None:
-                        events.append(InputReceived(input=inp))
-                        events.append(StateUpdated(input=inp, state=state))
-                    continue
-            rejected.append((inp, rejection))
-            if events is not None:
-                events.append(InputRejected(input=inp, rejection=rejection))
-        return state
 
     def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
         wanted = self._effects_at(self._state)
@@ -267,21 +206,6 @@ class MachineCore(Generic[S, I, E]):
         self._running.clear()
         self._ended.clear()
         return events
-
-
-def _checked_rejects(rejects: Rejects) -> Rejects:
-    types = rejects if isinstance(rejects, tuple) else (rejects,)
-    if not all(isinstance(t, type) and issubclass(t, Exception) for t in types):
-        raise TypeError(
-            f"rejects= expects an exception type or a tuple of them (e.g. rejects=InvalidInput), got {rejects!r}"
-        )
-    return rejects
-
-
-def _rejection_of(error: Exception) -> object:
-    """What an input-rejected event carries for ``error``: its ``rejection`` attribute, else the error itself."""
-    rejection = getattr(error, "rejection", None)
-    return error if rejection is None else rejection
 
 
 _MISSING: Any = object()

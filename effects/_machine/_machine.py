@@ -13,8 +13,9 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ._batch import Rejects, StepResult
 from ._commits import Commits
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, reraise_single, threadsafe_scheduler
