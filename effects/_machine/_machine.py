@@ -199,7 +199,7 @@ class Machine(Generic[S, I, E]):
         try:
             async with anyio.create_task_group() as tg:
                 try:
-                    async with self._tasks.group(tg):
+                    async with self._tasks.group():
                         wake = self._start(tg)
                         try:
                             await self._process()
