@@ -181,17 +181,21 @@ class MachineCore(Generic[S, I, E]):
             events.extend(EffectStarted(key=key, effect=eff) for key, eff in starting.items())
         return plan, starting
 
-    def effect_ended(self, key: str, error: BaseException | None = None) -> MachineEvent | None:
+    def effect_ended(self, key: str, error: BaseException | None = None, *, events: bool = True) -> MachineEvent | None:
         """Record that the running effect under ``key`` ended (raised ``error`` if given).
 
         Returns the event to publish (``effect-completed`` or ``effect-failed``),
         or ``None`` when ``key`` is not running (it was cancelled meanwhile, so its
         end is no news). Report only the end of the run started last under ``key``.
+        With ``events=False`` the end is recorded the same and no event is built
+        (``None``): a host with nobody to tell skips that work.
         """
         eff = self._running.pop(key, _MISSING)
         if eff is _MISSING:
             return None
         self._ended[key] = eff
+        if not events:
+            return None
         if error is None:
             return EffectCompleted(key=key, effect=eff)
         return EffectFailed(key=key, effect=eff, error=error)

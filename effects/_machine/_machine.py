@@ -80,7 +80,7 @@ class Machine(Generic[S, I, E]):
         self._subscribers = Subscribers()
         self._waits = Waits()
         self._commits: Commits[I] = Commits()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._waits.fail)
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None

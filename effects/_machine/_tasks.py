@@ -18,10 +18,10 @@ from typing import Any, Generic, Protocol, TypeVar
 import anyio
 
 from ._core import MachineCore
-from ._events import MachineEvent
 from ._loop import on_asyncio, reraise_single
 from ._protocols import Controller
 from ._run import Cancellable, EffectRun, RunHost, enter_run, leave_run
+from ._subscribers import Subscribers
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
@@ -46,13 +46,13 @@ class EffectTasks(Generic[S, I, E]):
         self,
         core: MachineCore[S, I, E],
         run_effect: Callable[[E, S, str], Controller[I]],
-        publish: Callable[[MachineEvent], None],
+        subscribers: Subscribers,
         on_quiet: Callable[[], None],
         on_failure: Callable[[BaseException], None],
     ) -> None:
         self._core = core
         self._run_effect = run_effect
-        self._publish = publish
+        self._subscribers = subscribers
         self._on_quiet = on_quiet
         self._on_failure = on_failure
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
@@ -180,10 +180,10 @@ class EffectTasks(Generic[S, I, E]):
         self._ended(run, error)
 
     def _report_end(self, key: str, error: Exception | None) -> None:
-        event = self._core.effect_ended(key, error)
+        event = self._core.effect_ended(key, error, events=bool(self._subscribers))
         if event is not None:
             try:
-                self._publish(event)
+                self._subscribers.publish(event)
             except Exception as failure:  # a subscriber's bug: it stops the machine, from this task
                 self._on_failure(failure)
                 raise

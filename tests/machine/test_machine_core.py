@@ -195,6 +195,15 @@ def test_effect_ended_reports_completion_or_failure_once() -> None:
     assert c.effect_ended("job:a") is None  # not running any more: no news
 
 
+def test_without_events_an_end_is_recorded_the_same_and_no_event_is_built() -> None:
+    c = core()
+    c.apply([StartJob("a")])
+    assert c.effect_ended("job:a", events=False) is None
+    assert c.running_keys() == ()
+    assert c.ended_keys() == ("job:a",)
+    assert c.apply([]).starting == {}  # ended while derived: not restarted
+
+
 def test_the_end_of_a_cancelled_effect_is_no_news() -> None:
     c = core()
     c.apply([StartJob("a")])
