@@ -8,7 +8,8 @@ table: entering and leaving a deadline adds and removes the entry. When a
 deadline passes, its task is cancelled (``Task.cancel``) and leaving the block
 swallows that cancellation, exactly as a cancel scope does; a cancellation
 from anyone else (the machine cancelling the effect) still propagates. Under
-trio a deadline is trio's own cancel scope, which is cheap already.
+trio a deadline is trio's own cancel scope: trio interrupts a block only
+through one, and anyio's wrapper around it would only add work.
 """
 
 from __future__ import annotations
