@@ -40,12 +40,14 @@ class MachineCore(Generic[S, I, E]):
       input, anything else is the rejection. For reducers with a cheap
       separate check.
 
-    ``follow_up(state)``, when given, is asked after a batch that accepted an
-    input (and is reconciled): the inputs it returns are applied right after,
-    in the same batch, so they are journaled in the same commit and no effect
-    sees the state between. It is how a host records, in the batch that makes
-    them runnable, facts the effects about to start rely on (the agent marks
-    the tool calls it is about to run as started).
+    ``follow_up(before, after)``, when given, is asked after a batch that
+    accepted an input (and is reconciled), with the states before and after
+    it: the inputs it returns are applied right after, in the same batch, so
+    they are journaled in the same commit and no effect sees the state
+    between. It is how a host records, in the batch that makes them runnable,
+    facts the effects about to start rely on (the agent marks the tool calls a
+    batch made runnable as started; effects already running for calls runnable
+    before may have dispatched their own inputs meanwhile).
 
     Any other exception from ``transition`` propagates and the batch is not applied.
 
@@ -64,7 +66,7 @@ class MachineCore(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         *,
         rejects: Rejects = (),
-        follow_up: Callable[[S], Iterable[I]] | None = None,
+        follow_up: Callable[[S, S], Iterable[I]] | None = None,
     ) -> None:
         self._state = initial
         self._follow_up = follow_up
@@ -142,7 +144,7 @@ class MachineCore(Generic[S, I, E]):
         how = self._check, self._transition, self._rejects, accepted, rejected, events
         state = fold(self._state, inputs, *how)
         if accepted and reconcile and self._follow_up is not None:
-            state = fold(state, self._follow_up(state), *how)
+            state = fold(state, self._follow_up(self._state, state), *how)
         pending = None
         if accepted and journal is not None:
             submit = getattr(journal, "submit", None) if hand_over else None

@@ -71,7 +71,7 @@ class Machine(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         rejects: Rejects = (),
         journal: Journal[S, I] | None = None,
-        follow_up: Callable[[S], Iterable[I]] | None = None,
+        follow_up: Callable[[S, S], Iterable[I]] | None = None,
     ) -> None:
         self._core: MachineCore[S, I, E] = MachineCore(
             initial, transition, effects_at, check, rejects=rejects, follow_up=follow_up

@@ -286,17 +286,17 @@ def test_apply_from_inside_a_batch_is_refused() -> None:
 
 
 def test_follow_up_inputs_join_the_batch_that_accepted_an_input_before_the_journal_and_the_reconciliation() -> None:
-    asked: list[Counter] = []
+    asked: list[tuple[Counter, Counter]] = []
 
-    def follow_up(state: Counter) -> list[Input]:
-        """A started job announces itself: one ``Inc`` per batch that has jobs (a negative limit is refused)."""
-        asked.append(state)
-        return [Inc(), SetLimit(-1)] if state.jobs else []
+    def follow_up(before: Counter, after: Counter) -> list[Input]:
+        """A batch that adds jobs announces them: one ``Inc`` (and a negative limit, refused)."""
+        asked.append((before, after))
+        return [Inc(), SetLimit(-1)] if len(after.jobs) > len(before.jobs) else []
 
     c: MachineCore[Counter, Input, str] = MachineCore(Counter(), transition, effects_at, check, follow_up=follow_up)
     journal = Recorder()
     result = c.apply([StartJob("a"), SetLimit(3)], journal=journal)
-    assert asked == [Counter(limit=3, jobs=("a",))]  # once, with the batch's final state
+    assert asked == [(Counter(), Counter(limit=3, jobs=("a",)))]  # once, with the states around the batch
     assert journal.batches == [[StartJob("a"), SetLimit(3), Inc()]]
     assert result.rejected == [(SetLimit(-1), "limit must be >= 0, got -1")]
     assert c.current() == Counter(count=1, limit=3, jobs=("a",))
