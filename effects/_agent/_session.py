@@ -104,7 +104,13 @@ class Agent:
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(
-            start, transition, effects_at, runtime.run_effect, rejects=InvalidInput, journal=self.journal
+            start,
+            transition,
+            effects_at,
+            runtime.run_effect,
+            rejects=InvalidInput,
+            journal=self.journal,
+            follow_up=runtime.starts,
         )
         async with machine.running():
             if self.initial is None:

@@ -3,7 +3,8 @@
 Usable for any reducer, not only the agent. Import the public names from ``effects``.
 """
 
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, StepResult
+from ._batch import StepResult
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._errors import EffectInputRefused, MachineStopped
 from ._events import (
     EffectCanceled,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
@@ -13,8 +13,9 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ._batch import Rejects, StepResult
 from ._commits import Commits
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, reraise_single, threadsafe_scheduler
@@ -39,8 +40,9 @@ class Machine(Generic[S, I, E]):
     runs in the machine's task group. An input is refused (``input-rejected``,
     nothing changes) when ``transition`` raises one of the ``rejects`` exception
     types, or when ``check(state, input)`` returns a rejection (see
-    :class:`MachineCore`). ``journal.append`` makes each batch durable before
-    anyone sees its states or an effect depending on it starts; a journal with
+    :class:`MachineCore`, which also describes ``follow_up``: inputs applied
+    at the end of a batch, in it). ``journal.append`` makes each batch durable
+    before anyone sees its states or an effect depending on it starts; a journal with
     ``submit`` (see :class:`Journal`) commits on its own thread while the
     event loop runs other sessions, and this one goes on once the batch is durable.
 
@@ -69,13 +71,16 @@ class Machine(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         rejects: Rejects = (),
         journal: Journal[S, I] | None = None,
+        follow_up: Callable[[S, S], Iterable[I]] | None = None,
     ) -> None:
-        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
+        self._core: MachineCore[S, I, E] = MachineCore(
+            initial, transition, effects_at, check, rejects=rejects, follow_up=follow_up
+        )
         self._journal = journal
         self._subscribers = Subscribers()
         self._waits = Waits()
         self._commits: Commits[I] = Commits()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._waits.fail)
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
@@ -194,7 +199,7 @@ class Machine(Generic[S, I, E]):
         try:
             async with anyio.create_task_group() as tg:
                 try:
-                    async with self._tasks.group(tg):
+                    async with self._tasks.group():
                         wake = self._start(tg)
                         try:
                             await self._process()

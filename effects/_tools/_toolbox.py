@@ -9,7 +9,7 @@ import anyio
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
-from .._clock import Clock, run_until
+from .._clock import TIMED_OUT, Clock, run_until
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import ThreadLimiter, ToolLimits, truncated
@@ -75,7 +75,7 @@ class Toolbox:
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
-        threads = self._threads.current()
+        threads = None if found.is_async else self._threads.current()  # only sync tools take a thread
         if timeout is None:
             result = await found.invoke(arguments, tool_call_id, threads=threads)
         else:
@@ -89,13 +89,11 @@ async def _with_timeout(
     tool_call_id: str,
     clock: Clock,
     timeout_ms: int,
-    threads: anyio.CapacityLimiter,
+    threads: anyio.CapacityLimiter | None,
 ) -> ToolResult:
-    result: list[ToolResult] = []
-
-    async def call() -> None:
-        result.append(await found.invoke(arguments, tool_call_id, threads=threads))
-
-    if await run_until(clock, clock.now_ms() + timeout_ms, call):
-        return result[0]
-    return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))
+    result = await run_until(
+        clock, clock.now_ms() + timeout_ms, lambda: found.invoke(arguments, tool_call_id, threads=threads)
+    )
+    if result is TIMED_OUT:
+        return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))
+    return result
