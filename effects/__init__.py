@@ -112,9 +112,11 @@ from ._store import (
 )
 from ._tools import (
     CALL_ID_PARAMETER,
+    ProcessLimits,
     Tool,
     Toolbox,
     ToolLimits,
+    set_process_limits,
     tool,
 )
 from ._ui import (
@@ -173,6 +175,7 @@ __all__ = [
     "Origin",
     "Plan",
     "PostgresStore",
+    "ProcessLimits",
     "RandomIds",
     "ReplayDiverged",
     "ReplayReport",
@@ -230,6 +233,7 @@ __all__ = [
     "session_spans",
     "session_stats",
     "session_view",
+    "set_process_limits",
     "span_id_of",
     "timeline",
     "to_otel",

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import assert_never
 
+import anyio
+
 from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, WaitUntil
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
-from .._tools import Toolbox
+from .._tools import Slots, Toolbox, process_calls
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
 from .call_llm import call_llm
@@ -48,6 +50,7 @@ class AgentRuntime:
         self._ids = ids
         self._floor = floor
         self._last = 0
+        self._tool_calls: anyio.CapacityLimiter | None = None  # made on first use, on the session's loop
 
     @property
     def model(self) -> Model:
@@ -74,6 +77,19 @@ class AgentRuntime:
         now = max(self._clock.now_ms(), self._last, self._floor(), at_least)
         self._last = now
         return now
+
+    def tool_slot(self) -> Slots:
+        """A place for one tool call under the session's bound, then the process's (``async with`` it)."""
+        limiters = []
+        per_session = self._toolbox.limits.max_concurrent_per_session
+        if per_session is not None:
+            if self._tool_calls is None:
+                self._tool_calls = anyio.CapacityLimiter(per_session)
+            limiters.append(self._tool_calls)
+        shared = process_calls()
+        if shared is not None:
+            limiters.append(shared)
+        return Slots(limiters)
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""
