@@ -20,8 +20,10 @@ from ._clock import (
     SystemClock,
 )
 from ._machine import (
+    DEFAULT_MAX_BACKLOG,
     MACHINE_STOPPED,
     NO_LONGER_DERIVED,
+    Backpressure,
     Controller,
     Dispatch,
     EffectCanceled,
@@ -133,6 +135,7 @@ from ._ui import (
 __all__ = [
     "CALL_ID_PARAMETER",
     "DEFAULT_FOLLOW_INTERVAL",
+    "DEFAULT_MAX_BACKLOG",
     "DEFAULT_SNAPSHOT_EVERY",
     "INTERNAL_TOOLS",
     "INTERRUPTED",
@@ -142,6 +145,7 @@ __all__ = [
     "NO_LONGER_DERIVED",
     "Agent",
     "AgentRuntime",
+    "Backpressure",
     "Clock",
     "ConcurrencyError",
     "Controller",
