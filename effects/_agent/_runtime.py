@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import assert_never
 
-import anyio
-
 from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, WaitUntil
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
-from .._tools import Slots, Toolbox, process_calls
+from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
 from .call_llm import call_llm
@@ -50,7 +48,7 @@ class AgentRuntime:
         self._ids = ids
         self._floor = floor
         self._last = 0
-        self._tool_calls: anyio.CapacityLimiter | None = None  # made on first use, on the session's loop
+        self._slots = SessionSlots(toolbox.limits.max_concurrent_per_session)
 
     @property
     def model(self) -> Model:
@@ -80,16 +78,7 @@ class AgentRuntime:
 
     def tool_slot(self) -> Slots:
         """A place for one tool call under the session's bound, then the process's (``async with`` it)."""
-        limiters = []
-        per_session = self._toolbox.limits.max_concurrent_per_session
-        if per_session is not None:
-            if self._tool_calls is None:
-                self._tool_calls = anyio.CapacityLimiter(per_session)
-            limiters.append(self._tool_calls)
-        shared = process_calls()
-        if shared is not None:
-            limiters.append(shared)
-        return Slots(limiters)
+        return self._slots.slot()
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""

@@ -20,13 +20,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.lowlevel
 import msgspec
 
 from agent_core import ToolFailure, ToolResult, ToolSuccess
+
+T = TypeVar("T")
 
 DEFAULT_TOOL_TIMEOUT_MS = 120_000
 DEFAULT_MAX_CONCURRENT_PER_SESSION = 16
@@ -72,24 +76,24 @@ def truncated(result: ToolResult, max_chars: int) -> ToolResult:
     return msgspec.structs.replace(result, content=cut)
 
 
-class LoopLimiter:
-    """A capacity limiter of ``tokens``, one per event loop (an anyio ``RunVar``), made on first use.
+class PerLoop(Generic[T]):
+    """One ``make()`` per event loop (kept in an anyio ``RunVar``), made on first use there.
 
-    anyio binds a limiter to the loop (and backend) it first ran on; an agent
-    may run under ``anyio.run`` more than once, and a process may run loops in
-    several threads, so each loop gets a limiter of its own.
+    anyio binds its limiters and semaphores to the loop (and backend) they first
+    ran on; an agent may run under ``anyio.run`` more than once, and a process
+    may run loops in several threads, so each loop gets its own.
     """
 
-    __slots__ = ("_var", "tokens")
+    __slots__ = ("_make", "_var")
 
-    def __init__(self, tokens: int, name: str) -> None:
-        self.tokens = tokens
-        self._var: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar(name)
+    def __init__(self, make: Callable[[], T], name: str) -> None:
+        self._make = make
+        self._var: anyio.lowlevel.RunVar[T] = anyio.lowlevel.RunVar(name)
 
-    def current(self) -> anyio.CapacityLimiter:
-        """The limiter for the running event loop."""
-        limiter = self._var.get(None)
-        if limiter is None:
-            limiter = anyio.CapacityLimiter(self.tokens)
-            self._var.set(limiter)
-        return limiter
+    def current(self) -> T:
+        """The running event loop's one."""
+        made = self._var.get(None)
+        if made is None:
+            made = self._make()
+            self._var.set(made)
+        return made

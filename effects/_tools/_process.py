@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from ._limits import LoopLimiter, check_positive
+from ._limits import PerLoop, check_positive
 
 DEFAULT_PROCESS_TOOL_CALLS = 64
 DEFAULT_PROCESS_TOOL_THREADS = 32
@@ -40,22 +40,21 @@ class ProcessLimits:
         check_positive(self, ("max_tool_calls", "max_tool_threads"), ())
 
 
-class _Limiters:
+class Limiters:
     """The per-loop limiters of one :class:`ProcessLimits` (``None`` where a bound is off)."""
 
     __slots__ = ("calls", "limits", "threads")
 
     def __init__(self, limits: ProcessLimits) -> None:
         self.limits = limits
-        self.calls = _limiter(limits.max_tool_calls, "effects process tool calls")
-        self.threads = _limiter(limits.max_tool_threads, "effects process tool threads")
+        calls, threads = limits.max_tool_calls, limits.max_tool_threads
+        # Places for calls are a semaphore (cheaper than a limiter: tokens need no owner); threads must be a
+        # limiter, which is what anyio.to_thread takes.
+        self.calls = None if calls is None else PerLoop(lambda: anyio.Semaphore(calls), "effects tool calls")
+        self.threads = None if threads is None else PerLoop(lambda: anyio.CapacityLimiter(threads), "effects threads")
 
 
-def _limiter(tokens: int | None, name: str) -> LoopLimiter | None:
-    return None if tokens is None else LoopLimiter(tokens, name)
-
-
-_current = _Limiters(ProcessLimits())
+_current = Limiters(ProcessLimits())
 
 
 def set_process_limits(limits: ProcessLimits) -> ProcessLimits:
@@ -67,14 +66,13 @@ def set_process_limits(limits: ProcessLimits) -> ProcessLimits:
     if not isinstance(limits, ProcessLimits):
         raise TypeError(f"set_process_limits: expected a ProcessLimits, got {limits!r}")
     global _current
-    previous, _current = _current.limits, _Limiters(limits)
+    previous, _current = _current.limits, Limiters(limits)
     return previous
 
 
-def process_calls() -> anyio.CapacityLimiter | None:
-    """The running loop's limiter of the process's tool calls (``None``: unbounded)."""
-    calls = _current.calls
-    return None if calls is None else calls.current()
+def current() -> Limiters:
+    """The limiters of the process's limits now (a new object after each :func:`set_process_limits`)."""
+    return _current
 
 
 def process_threads() -> anyio.CapacityLimiter | None:

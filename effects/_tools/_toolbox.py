@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import anyio
+
 from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
 from .._clock import Clock, run_until
 from .._model import INTERNAL_TOOLS
 from . import _messages
-from ._limits import LoopLimiter, ToolLimits, truncated
+from ._limits import PerLoop, ToolLimits, truncated
 from ._process import process_threads
 from ._slots import Slots
 from ._tool import Tool, tool
@@ -31,7 +33,8 @@ class Toolbox:
         self, tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (), *, limits: ToolLimits | None = None
     ) -> None:
         self.limits: ToolLimits = limits or (tools.limits if isinstance(tools, Toolbox) else ToolLimits())
-        self._threads = LoopLimiter(self.limits.max_threads, "effects.Toolbox threads")
+        threads = self.limits.max_threads
+        self._threads = PerLoop(lambda: anyio.CapacityLimiter(threads), "effects.Toolbox threads")
         self._tools: dict[str, Tool[..., Any]] = {}
         for item in tools:
             wrapped = item if isinstance(item, Tool) else tool(item)
