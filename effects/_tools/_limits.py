@@ -11,8 +11,9 @@
 * ``max_threads`` (default 8): sync tools of one toolbox running at once in
   worker threads. Each toolbox has its own limiter, so hanging sync tools of one
   agent never take the threads another agent's tools (or anyio's shared
-  default limiter, which stores and other libraries use) need. A call waiting
-  for a thread counts against its timeout.
+  default limiter, which stores and other libraries use) need; all toolboxes
+  together stay within ``ProcessLimits.max_tool_threads``. A call waiting for a
+  thread counts against its timeout.
 * ``max_result_chars`` (default 100,000): longer results (and failure texts)
   are cut, and a marker saying so and giving the full length is appended, so
   the log and the model never receive a 20 MB result whole.
