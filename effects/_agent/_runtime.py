@@ -16,7 +16,7 @@ from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCa
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
-from .._tools import Toolbox
+from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
 from .call_llm import call_llm
@@ -48,6 +48,7 @@ class AgentRuntime:
         self._ids = ids
         self._floor = floor
         self._last = 0
+        self._slots = SessionSlots(toolbox.limits.max_concurrent_per_session)
 
     @property
     def model(self) -> Model:
@@ -74,6 +75,10 @@ class AgentRuntime:
         now = max(self._clock.now_ms(), self._last, self._floor(), at_least)
         self._last = now
         return now
+
+    def tool_slot(self) -> Slots:
+        """A place for one tool call under the session's bound, then the process's (``async with`` it)."""
+        return self._slots.slot()
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""

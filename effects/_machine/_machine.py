@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ._backlog import DEFAULT_MAX_BACKLOG, Backlog
 from ._batch import Rejects, StepResult
 from ._commits import Commits
 from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
@@ -59,6 +60,11 @@ class Machine(Generic[S, I, E]):
     journaled) without starting effects, and every running effect is cancelled
     with the reason ``machine stopped``. Running again resumes: the effects the
     state derives are started afresh.
+
+    At most ``max_backlog`` inputs (default 1,000; ``None``: no bound) wait to
+    be applied and made durable: over it, :meth:`dispatch` raises
+    :class:`Backpressure` and :meth:`wait_for_room` waits (inputs effects
+    dispatch are never refused; see ``effects._machine._backlog``).
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class Machine(Generic[S, I, E]):
         rejects: Rejects = (),
         journal: Journal[S, I] | None = None,
         follow_up: Callable[[S, S], Iterable[I]] | None = None,
+        max_backlog: int | None = DEFAULT_MAX_BACKLOG,
     ) -> None:
         self._core: MachineCore[S, I, E] = MachineCore(
             initial, transition, effects_at, check, rejects=rejects, follow_up=follow_up
@@ -82,6 +89,7 @@ class Machine(Generic[S, I, E]):
         self._commits: Commits[I] = Commits()
         self._tasks = EffectTasks(self._core, run_effect, self._subscribers, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
+        self._backlog = Backlog(max_backlog)
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
@@ -120,12 +128,32 @@ class Machine(Generic[S, I, E]):
         """Queue ``inp``; inputs queued in the same loop turn are applied together, in order. Never blocks.
 
         Call it from the event loop's thread (host code, effect code, subscribers);
-        from another thread it hands over to :meth:`dispatch_threadsafe`.
+        from another thread it hands over to :meth:`dispatch_threadsafe`. Raises
+        :class:`Backpressure` (and queues nothing) when :meth:`backlog` is at
+        ``max_backlog``: await :meth:`wait_for_room` first.
         """
         if self._loop_thread is not None and threading.get_ident() != self._loop_thread:
             self.dispatch_threadsafe(inp)
             return
+        self._backlog.check(len(self._queue))
         self._enqueue(inp)
+
+    def backlog(self) -> int:
+        """Inputs dispatched and not yet applied and durable: queued, on their way from a thread, or committing."""
+        return self._backlog.size(len(self._queue))
+
+    async def wait_for_room(self) -> None:
+        """Return once :meth:`dispatch` accepts an input (at once if it does now).
+
+        A producer that dispatches from outside in a loop awaits it before each
+        dispatch, and so goes at the store's pace. Raises
+        :class:`MachineStopped` if an error stops the machine meanwhile,
+        ``RuntimeError`` if it is stopped with its backlog full.
+        """
+        backlog = self._backlog
+        await self._waits.until(
+            lambda: backlog.size(len(self._queue)) < backlog.limit, self._is_running, "wait_for_room"
+        )
 
     def _enqueue(self, inp: I) -> None:
         self._queue.append(inp)
@@ -133,13 +161,21 @@ class Machine(Generic[S, I, E]):
             self._wake.wake()
 
     def dispatch_threadsafe(self, inp: I) -> None:
-        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
+        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks.
+
+        Raises :class:`Backpressure` as :meth:`dispatch` does (counting the inputs still on their way).
+        """
         if self._schedule is None:
             raise RuntimeError(
                 "Machine.dispatch_threadsafe() needs a running machine, but it is stopped; "
                 "call it inside `async with machine.running():`, or use dispatch() to queue inputs before starting"
             )
-        self._schedule(self.dispatch, inp)
+        self._backlog.set_out(len(self._queue))
+        self._schedule(self._arrive, inp)
+
+    def _arrive(self, inp: I) -> None:
+        self._backlog.arrived()
+        self._enqueue(inp)
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -242,6 +278,7 @@ class Machine(Generic[S, I, E]):
             self._tasks.cancel_all(MACHINE_STOPPED)
             stopped = self._core.stop(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
+            self._backlog.committing = 0
             self._commits.stop()
             self._waits.stopped()
             if not failing:  # a failing machine tells no one more: a subscriber may be what failed
@@ -274,7 +311,9 @@ class Machine(Generic[S, I, E]):
             batch, journal=self._journal, events=bool(self._subscribers), hand_over=True
         )
         if result.pending is not None:
+            self._backlog.committing = len(batch)
             await self._durable(result.pending)
+            self._backlog.committing = 0
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)

@@ -112,8 +112,11 @@ class EffectTasks(Generic[S, I, E]):
         self.active += 1
 
     def cancel(self, key: str, reason: str) -> None:
-        """Cancel the run under ``key`` with ``reason``."""
-        self._cancel(self._runs.pop(key), reason)
+        """Cancel the run under ``key`` with ``reason`` (if it has not ended meanwhile: while a batch is being
+        committed, an effect the batch no longer derives may still finish on its own)."""
+        run = self._runs.pop(key, None)
+        if run is not None:
+            self._cancel(run, reason)
 
     def cancel_all(self, reason: str) -> None:
         """Cancel every run with ``reason``."""
