@@ -92,6 +92,7 @@ class SessionJournal:
         self._pending: list[StoredInput] = []
         self._snapshot: Snapshot | None = None
         self._failed: BaseException | None = None
+        self._last: Future[None] | None = None  # the newest batch handed to the store's writer
 
     @classmethod
     def open(
@@ -175,6 +176,8 @@ class SessionJournal:
         return states
 
     def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Future[None] | None:
+        if self._last is not None and self._last.done():
+            self._check_done(self._last)  # its waiter may wake before the future's callbacks have run
         if self._failed is not None:
             raise RuntimeError(
                 f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({self._failed}); "
@@ -221,9 +224,12 @@ class SessionJournal:
             return None
         done: Future[None] = submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
         done.add_done_callback(self._check_done)
+        self._last = done
         return done
 
     def _check_done(self, done: Future[None]) -> None:
+        if done.cancelled():  # its waiter gave up on it; the writer still commits or fails it
+            return
         error = done.exception()
         if error is not None and self._failed is None:
             self._failed = error
