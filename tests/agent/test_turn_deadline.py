@@ -81,8 +81,9 @@ async def test_time_waiting_for_approval_does_not_count_towards_the_deadline() -
     async with agent.running() as session:
         recorder = Recorder(session)
         session.send("deploy it")
-        state = await session.turn_done()
+        await session.turn_done()
         assert session.phase == "awaiting-approval"
+        await anyio.wait_all_tasks_blocked()  # the cancelled timer's task has ended
         assert clock.sleepers() == []  # no deadline timer while a person decides
         clock.advance(5 * HOUR)
         await session.settled()
