@@ -67,6 +67,7 @@ async def open_session(
     ids: IdSource | None = None,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     durability: Durability = "input",
+    secrets: Iterable[str] = (),
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -81,15 +82,26 @@ async def open_session(
     ``durability="turn"`` commits when a turn ends or waits for a person
     instead (see :class:`SessionJournal`): faster, and a crash loses at most
     the turn in progress (its tools may then run again when it is asked again).
+    ``secrets`` are redacted from every input (see :class:`Agent`); they are not
+    stored, so pass them each time.
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
         journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability)
         complete_interrupted(journal, clock.now_ms())
-        agent = Agent(model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state)
+        agent = Agent(model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state, secrets=secrets)
     else:
         journal = SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability)
-        agent = Agent(model, tools=tools, config=config, clock=clock, ids=ids, session_id=session_id, journal=journal)
+        agent = Agent(
+            model,
+            tools=tools,
+            config=config,
+            clock=clock,
+            ids=ids,
+            session_id=session_id,
+            journal=journal,
+            secrets=secrets,
+        )
     try:
         async with agent.running() as session:
             yield session
