@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_core import DEFAULT_MAX_TURN_MS, AgentConfig, ToolFailure, TurnOutcome
-from effects import Agent, Toolbox, ToolLimits, tool
+from agent_core import DEFAULT_MAX_TURN_MS, AgentConfig, AgentState, ToolFailure, TurnOutcome
+from effects import Agent, Session, Toolbox, ToolLimits, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import START, Recorder
@@ -18,22 +18,27 @@ pytestmark = pytest.mark.anyio
 HOUR = 3_600_000
 
 
-def hanging(entered: anyio.Event) -> Any:
-    @tool(requires_approval=True)
-    async def deploy() -> str:
-        """Deploy; never returns."""
-        entered.set()
-        await anyio.sleep_forever()
-        return ""
+def hanging(entered: anyio.Event) -> tuple[Any, Any]:
+    """``wait``, a tool that never returns, and ``deploy``, the same needing approval."""
 
-    @tool
     async def wait() -> str:
         """Never returns."""
         entered.set()
         await anyio.sleep_forever()
         return ""
 
-    return deploy, wait
+    return tool(wait), tool(name="deploy", requires_approval=True)(wait)
+
+
+async def reach_the_deadline(session: Session, clock: ManualClock) -> AgentState:
+    """Run the clock to 1 ms before the deadline (the turn still runs), then to it; the state the turn ended in."""
+    [deadline] = clock.sleepers()
+    clock.advance(deadline - clock.now_ms() - 1)
+    await anyio.wait_all_tasks_blocked()  # the tool hangs, so the session never settles
+    assert session.phase == "acting"
+    clock.advance(1)
+    with anyio.fail_after(10):  # without a deadline the turn would hang on
+        return await session.turn_done()
 
 
 def agent_with(script: list[Any], entered: anyio.Event, config: AgentConfig | None = None) -> tuple[Agent, ManualClock]:
@@ -54,20 +59,11 @@ async def test_a_hanging_turn_ends_at_the_default_deadline_with_its_tool_cancell
         recorder = Recorder(session)
         session.send("go")
         await entered.wait()
-        clock.advance(DEFAULT_MAX_TURN_MS - 1)
-        await anyio.wait_all_tasks_blocked()  # the tool hangs, so the session never settles
-        assert session.phase == "acting"
-        clock.advance(1)
-        with anyio.fail_after(10):  # without a deadline the turn would hang on
-            state = await session.turn_done()
+        assert clock.sleepers() == [START + DEFAULT_MAX_TURN_MS]
+        state = await reach_the_deadline(session, clock)
 
-    assert state.last_outcome == TurnOutcome(
-        kind="failed",
-        reason="timeout",
-        detail="the turn ran past its deadline of 1800000 ms",
-        turn=1,
-        at=START + DEFAULT_MAX_TURN_MS,
-    )
+    detail = "the turn ran past its deadline of 1800000 ms"
+    assert state.last_outcome == TurnOutcome(kind="failed", reason="timeout", detail=detail, turn=1, at=clock.now_ms())
     result = state.tool_calls["call-1"].result
     assert isinstance(result, ToolFailure) and result.error.startswith("interrupted: the turn was failed")
     assert "call-tool:call-1" in recorder.canceled()
@@ -92,12 +88,7 @@ async def test_time_waiting_for_approval_does_not_count_towards_the_deadline() -
         await entered.wait()
         # The manual clock stood still until the wait, so the whole 30 minutes are left after it.
         assert clock.sleepers() == [START + 5 * HOUR + DEFAULT_MAX_TURN_MS]
-        clock.advance(DEFAULT_MAX_TURN_MS - 1)
-        await anyio.wait_all_tasks_blocked()  # the tool hangs, so the session never settles
-        assert session.phase == "acting"
-        clock.advance(1)
-        with anyio.fail_after(10):  # without a deadline the turn would hang on
-            state = await session.turn_done()
+        state = await reach_the_deadline(session, clock)
 
     assert state.last_outcome is not None
     assert (state.last_outcome.kind, state.last_outcome.reason) == ("failed", "timeout")
