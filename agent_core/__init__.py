@@ -49,6 +49,7 @@ from ._inputs import (
     WorkflowActionTaken,
     tag_of,
 )
+from ._interrupt import interrupt_every
 from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
@@ -57,7 +58,6 @@ from ._rules import (
     ALLOW,
     ProposedCall,
     Verdict,
-    interrupt_every,
     known_guards,
     known_rules,
     register_guard,

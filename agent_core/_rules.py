@@ -15,15 +15,26 @@ A **rule** judges each proposed tool call before it runs:
   ``rule:<name>``.
 
 Rules listed in ``session-started`` are tried in that order; the first
-verdict other than ``allow`` decides. Both kinds must be pure and
-deterministic (they run in the reducer, so they replay); a guard or rule
-changed after a log was written is what ``replay --verify`` catches.
+verdict other than ``allow`` decides. Each call is judged once, when the
+model proposes it.
+
+Both kinds must be pure and deterministic (they run in the reducer, so they
+replay); a guard or rule changed after a log was written is what
+``replay --verify`` catches. One that raises (or a rule that returns
+something other than a :class:`Verdict`) never escapes the reducer: a rule
+fails the turn with reason ``rule:<name>-raised``, a guard of a transition
+triggered by a tool call fails the turn with reason ``guard:<name>-raised``,
+and a guard of a ``workflow-action-taken`` refuses the action
+(``InvalidInput``, code ``guard-raised``). The outcome's detail names the
+guard or rule and the error as ``Type: message``, so the message must be
+deterministic too (no addresses, times or ids drawn at random): replaying the
+log raises again and must record the same text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 import msgspec
 
@@ -34,6 +45,7 @@ if TYPE_CHECKING:
     from ._state import AgentState
 
 VerdictKind = Literal["allow", "retry", "ask", "stop"]
+_KINDS: tuple[str, ...] = get_args(VerdictKind)
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -103,44 +115,99 @@ def known_rules() -> tuple[str, ...]:
     return tuple(sorted(_RULES))
 
 
-def guard_passes(name: str, state: AgentState, trigger: AgentInput) -> bool:
-    """Whether the guard ``name`` passes (the empty name always does)."""
-    return not name or bool(_GUARDS[name](state, trigger))
+def unregistered(kind: Literal["guard", "rule"], names: Iterable[str], user: str) -> str:
+    """A message for the ``names`` (of guards or rules) not registered in this process, else ``""``.
+
+    ``user`` says who names them (``the session's workflow``). A session's
+    ``session-started`` is checked when it is applied; a state loaded from a
+    snapshot, in a process that registered fewer, is checked here.
+    """
+    table = _GUARDS if kind == "guard" else _RULES
+    missing = sorted({name for name in names if name and name not in table})
+    if not missing:
+        return ""
+    return (
+        f"{kind}(s) {', '.join(map(repr, missing))} named by {user} are not registered in this process; "
+        f"registered {kind}s: {', '.join(sorted(table)) or 'none'}; import the module that registers them "
+        f"(register_{kind}()) before resuming or replaying the session"
+    )
+
+
+class Raised(NamedTuple):
+    """A guard or rule that raised: ``kind`` (``guard`` or ``rule``), its ``name``, the ``error``
+    as ``Type: message``."""
+
+    kind: str
+    name: str
+    error: str
+
+    @property
+    def reason(self) -> str:
+        """The turn's outcome reason: ``rule:<name>-raised`` or ``guard:<name>-raised``."""
+        return f"{self.kind}:{self.name}-raised"
+
+    def detail(self, about: str) -> str:
+        """What happened, ``about`` naming what was being decided (``tool call 't1' (search)``)."""
+        return (
+            f"{self.kind} {self.name!r} raised {self.error} on {about}; "
+            f"expected a pure {self.kind} that returns; fix it (it is called again on replay)"
+        )
+
+
+ERROR_CHARS = 300
+"""Characters of a raising guard's or rule's error message kept in the outcome."""
+
+
+def _raised(kind: str, name: str, error: Exception) -> Raised:
+    text = str(error)
+    if len(text) > ERROR_CHARS:
+        text = text[:ERROR_CHARS] + "..."
+    return Raised(kind, name, f"{type(error).__name__}: {text}" if text else type(error).__name__)
+
+
+def guard_passes(name: str, state: AgentState, trigger: AgentInput) -> bool | Raised:
+    """Whether the registered guard ``name`` passes (the empty name always does), or how it raised."""
+    if not name:
+        return True
+    try:
+        return bool(_GUARDS[name](state, trigger))
+    except Exception as error:  # a user's guard: any error becomes the session's visible outcome
+        return _raised("guard", name, error)
 
 
 _args = msgspec.json.Decoder()
 
 
-def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, state: AgentState) -> tuple[str, Verdict]:
-    """The first verdict other than ``allow`` among ``rules`` and the rule's name, else ``("", ALLOW)``."""
+class Judgement(NamedTuple):
+    """The verdict on one proposed call: the deciding ``rule`` ("" when all allow) and its ``verdict``."""
+
+    rule: str
+    verdict: Verdict
+
+
+def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, state: AgentState) -> Judgement | Raised:
+    """The first verdict other than ``allow`` among the registered ``rules`` and the rule's name, else
+    ``("", ALLOW)``; or how a rule raised (or returned something other than a known verdict)."""
     try:
         arguments = _args.decode(parameters)
     except UNREADABLE:  # not JSON, or nested deeper than Python recurses: the rule sees no arguments
         arguments = None
     call = ProposedCall(id=call_id, name=name, parameters=parameters, arguments=arguments)
     for rule in rules:
-        verdict = _RULES[rule](call, state)
+        try:
+            verdict = _RULES[rule](call, state)
+            if not isinstance(verdict, Verdict) or verdict.kind not in _KINDS:
+                raise TypeError(f"returned {_returned(verdict)}; expected a Verdict of kind {', '.join(_KINDS)}")
+        except Exception as error:  # a user's rule: any error becomes the session's visible outcome
+            return _raised("rule", rule, error)
         if verdict.kind != "allow":
-            return rule, verdict
-    return "", ALLOW
+            return Judgement(rule, verdict)
+    return _ALLOWED
 
 
-def interrupt_every(model_calls: int) -> Rule:
-    """A rule for an interrupt gate: the calls proposed by every ``model_calls``-th model call of a
-    turn wait for a person (``ask``), who resumes (approves), refuses (denies), aborts the turn
-    (``re-act-cancelled``) or rolls back (forks the log before it).
+_ALLOWED = Judgement("", ALLOW)
 
-    Register it under a name of your choice: ``register_rule("gate")(interrupt_every(5))``.
-    """
-    if model_calls < 1:
-        raise ValueError(f"expected model_calls of 1 or more, got {model_calls}")
 
-    def gate(call: ProposedCall, state: AgentState) -> Verdict:
-        turn = state.turn
-        # The proposing model call is counted once its observation is applied, so it is the next one.
-        number = 1 + (turn.model_calls if turn is not None else 0)
-        if number % model_calls == 0:
-            return Verdict(kind="ask", reason=f"interrupt gate: model call {number} of the turn")
-        return ALLOW
-
-    return gate
+def _returned(value: object) -> str:
+    """What a rule returned, without its ``repr`` (which may hold an address that differs on replay)."""
+    return f"a Verdict of kind {value.kind!r}" if isinstance(value, Verdict) else f"a {type(value).__name__}"

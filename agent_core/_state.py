@@ -125,6 +125,7 @@ _NO_INDEX: Map[str, int] = Map()
 _NO_CALLS: Map[str, ToolCallRecord] = Map()
 _NO_LOG: Vector[str] = Vector()
 _NO_TOOLS = ToolSet()
+_NO_AUDIT: Vector[WorkflowMove] = Vector()
 
 
 class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
@@ -141,7 +142,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     without scanning the log.
     ``workflow_state`` is the state of ``config.workflow`` the session is in
     (empty without a workflow) and
-    ``audit`` every workflow move, oldest first (one per move, so a tuple).
+    ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
     """
 
     started: bool = False
@@ -163,7 +164,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     output_tokens: int = 0
     past_calls: tuple[PastToolCall, ...] = ()
     workflow_state: str = ""
-    audit: tuple[WorkflowMove, ...] = ()
+    audit: Vector[WorkflowMove] = _NO_AUDIT
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

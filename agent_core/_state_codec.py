@@ -22,11 +22,12 @@ from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
 from ._toolset import ToolSet
 from ._vector import Vector
+from ._workflow import WorkflowMove
 
 STATE_FORMAT = 2
 """The version of the state's document (:func:`encode_state`, snapshots, :func:`state_hash`).
 
-2: default values omitted, messages and tool calls as arrays. A document of
+2: default values omitted, messages, tool calls and the workflow audit as arrays. A document of
 another format is refused by :func:`decode_state` (a store ignores such a
 snapshot and folds the log), never misread."""
 
@@ -34,6 +35,7 @@ snapshot and folds the log), never misread."""
 _DERIVED = ("message_index", "tool_call_log")
 _LAID_OUT = {"tools": tuple[ToolDefinition, ...], "messages": tuple[Message, ...]}
 _LAID_OUT["tool_calls"] = tuple[ToolCallRecord, ...]
+_LAID_OUT["audit"] = tuple[WorkflowMove, ...]
 
 
 @functools.cache
@@ -76,6 +78,7 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
         tools=state.tools.definitions,
         messages=tuple(state.messages),
         tool_calls=tuple(calls[call_id] for call_id in state.tool_call_log),
+        audit=tuple(state.audit),
         **values,
     )
     return msgpack_encoder.encode(doc) if format == "msgpack" else json_encoder.encode(doc)
@@ -100,6 +103,7 @@ def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
         message_index=Map((message.id, i) for i, message in enumerate(doc.messages)),
         tool_calls=Map((record.id, record) for record in doc.tool_calls),
         tool_call_log=Vector(record.id for record in doc.tool_calls),
+        audit=Vector(doc.audit),
         **{name: getattr(doc, name) for name in _AS_IS},
     )
 

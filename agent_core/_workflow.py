@@ -17,6 +17,8 @@ wins. Guards are pure predicates registered by name in code
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 
 
@@ -49,8 +51,12 @@ class WorkflowTransition(msgspec.Struct, frozen=True, kw_only=True, gc=False, om
         return f"tool:{self.tool}" if self.tool else f"action:{self.action}"
 
 
-class Workflow(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """A session's workflow: its states, the one it starts in, and its transitions."""
+class Workflow(msgspec.Struct, frozen=True, kw_only=True, dict=True, omit_defaults=True):
+    """A session's workflow: its states, the one it starts in, and its transitions.
+
+    Lookups by state name and by trigger use indexes built once per workflow,
+    on first use (kept on the instance, never encoded or compared).
+    """
 
     states: tuple[WorkflowState, ...]
     initial: str
@@ -58,15 +64,31 @@ class Workflow(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_default
 
     def state(self, name: str) -> WorkflowState:
         """The state called ``name`` (a validated workflow names only its own states)."""
-        for candidate in self.states:
-            if candidate.name == name:
-                return candidate
-        raise KeyError(f"workflow state {name!r} is not declared; declared: {', '.join(self.names)}")
+        found = self._states.get(name)
+        if found is None:
+            raise KeyError(f"workflow state {name!r} is not declared; declared: {', '.join(self.names)}")
+        return found
 
     @property
     def names(self) -> tuple[str, ...]:
         """The state names, in declared order."""
         return tuple(s.name for s in self.states)
+
+    @functools.cached_property
+    def _states(self) -> dict[str, WorkflowState]:
+        """Each state by name (the first of a repeated name, as a scan in declared order finds it)."""
+        index: dict[str, WorkflowState] = {}
+        for state in self.states:
+            index.setdefault(state.name, state)
+        return index
+
+    @functools.cached_property
+    def _candidates(self) -> dict[tuple[str, str], tuple[WorkflowTransition, ...]]:
+        """The transitions by ``(source, trigger)``, each group by descending priority, ties in declared order."""
+        groups: dict[tuple[str, str], list[WorkflowTransition]] = {}
+        for t in self.transitions:
+            groups.setdefault((t.source, t.trigger), []).append(t)
+        return {key: tuple(sorted(group, key=lambda t: -t.priority)) for key, group in groups.items()}
 
 
 class WorkflowMove(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
@@ -99,9 +121,7 @@ def transition_table(workflow: Workflow) -> tuple[WorkflowTransition, ...]:
 def candidates(workflow: Workflow, source: str, trigger: str) -> tuple[WorkflowTransition, ...]:
     """The transitions ``trigger`` (``tool:<name>`` or ``action:<name>``) may take from ``source``,
     in the order they are tried."""
-    found = [(i, t) for i, t in enumerate(workflow.transitions) if t.source == source and t.trigger == trigger]
-    found.sort(key=lambda item: (-item[1].priority, item[0]))
-    return tuple(t for _, t in found)
+    return workflow._candidates.get((source, trigger), ())
 
 
 def workflow_mermaid(workflow: Workflow) -> str:
@@ -111,7 +131,11 @@ def workflow_mermaid(workflow: Workflow) -> str:
         tools = ", ".join(t + (" (approval)" if t in state.approval else "") for t in state.tools) or "no tools"
         lines.append(f"    {_id(state.name)}: {state.name}: {tools}")
     for t in transition_table(workflow):
-        label = (t.tool or f"action {t.action}") + (f" [{t.guard}]" if t.guard else "") + (f" (priority {t.priority})" if t.priority else "")
+        label = (
+            (t.tool or f"action {t.action}")
+            + (f" [{t.guard}]" if t.guard else "")
+            + (f" (priority {t.priority})" if t.priority else "")
+        )
         lines.append(f"    {_id(t.source)} --> {_id(t.target)}: {label}")
     return "\n".join(lines) + "\n"
 

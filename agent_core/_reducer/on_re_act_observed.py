@@ -8,13 +8,14 @@ from immutables import Map
 from msgspec.structs import replace
 
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, ToolFailure
+from .._rules import Judgement
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
 from .._toolset import not_registered
 from .._vector import Vector
 from ._common import reject, require_not_streaming, require_thinking
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
-from ._workflow import first_stop, gate
+from ._workflow import gate, judge_batch
 
 
 class _Tripped(NamedTuple):
@@ -28,9 +29,9 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     """Count the call and its tokens; record requested tool calls, or close the turn as completed.
 
     Guards, in order: tools disabled for a final answer, the tool-call budget,
-    stuck detection, a rule saying ``stop``. A guard that trips records the
+    stuck detection, a rule saying ``stop`` or raising. A guard that trips records the
     batch as failed (never run) and ends the turn, or asks for a final answer
-    (a rule's stop always ends the turn).
+    (a rule's stop always ends the turn). Each call is judged by the rules once.
     """
     turn = require_thinking(state, inp)
     _validate(state, inp, turn)
@@ -38,14 +39,17 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     if isinstance(observation, CompleteReAct):
         return _complete(state, inp, turn)
     requests = observation.tool_calls
-    verdict = _verdict(state, turn, requests)
+    verdict = _verdict(state, inp, turn, requests)
     if isinstance(verdict, _Tripped):
         return _guarded(state, inp, turn, requests, verdict)
-    return settle(_continue(state, inp, turn, requests, verdict))
+    return settle(_continue(state, inp, turn, requests, *verdict))
 
 
-def _verdict(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest]) -> Repeats | _Tripped:
-    """The guards, evaluated once: the turn's new repeat counts, or the first guard that trips."""
+def _verdict(
+    state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest]
+) -> tuple[Repeats, dict[str, Judgement]] | _Tripped:
+    """The guards, evaluated once: the turn's new repeat counts and the rules' judgement of each call,
+    or the first guard that trips."""
     if turn.final_answer:
         return _Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
     limit = state.config.max_tool_calls
@@ -55,10 +59,10 @@ def _verdict(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest]
     repeats, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
     if stuck:
         return _Tripped("stuck", stuck)
-    stop = first_stop(state, {i: (r.name, r.parameters) for i, r in requests.items()}) if state.config.rules else None
+    judged, stop = judge_batch(state, inp, requests)
     if stop is not None:
-        return _Tripped(f"rule:{stop[0]}", f"rule {stop[0]!r} stopped the turn: {stop[1].reason}")
-    return repeats
+        return _Tripped(*stop)
+    return repeats, judged
 
 
 def _continue(
@@ -67,12 +71,13 @@ def _continue(
     turn: Turn,
     requests: dict[str, ToolCallRequest],
     repeats: Repeats,
+    judged: dict[str, Judgement],
 ) -> AgentState:
     """The common case, no guard tripped: count the call and record its requests in one new turn
     and one new state (each ``replace`` copies every field, so they are not chained)."""
     step = state.step + 1
     usage = inp.usage
-    calls, log, opened, awaiting = _records(state, turn, requests, step, inp.timestamp, "")
+    calls, log, opened, awaiting = _records(state, turn, requests, step, inp.timestamp, judged)
     turn = _turn_counted(
         turn,
         inp,
@@ -202,15 +207,20 @@ def _record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCall
 
 
 def _records(
-    state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], step: int, at: int, refused: str
+    state: AgentState,
+    turn: Turn,
+    requests: dict[str, ToolCallRequest],
+    step: int,
+    at: int,
+    judged: str | dict[str, Judgement],
 ) -> tuple[Map[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
-    With ``refused`` (a guard tripped), every call is recorded completed with a
+    With a ``judged`` text (a guard tripped: why), every call is recorded completed with a
     failure saying why it was not run. Otherwise a call to an unknown tool is
     completed with a failure naming the registered tools, and :func:`gate`
-    places the rest (refused by the workflow or a rule, awaiting a decision, or
-    pending, to be run).
+    places the rest (refused by the workflow or by the rules' judgement in ``judged``,
+    awaiting a decision, or pending, to be run).
     """
     added: dict[str, ToolCallRecord] = {}
     opened, awaiting = turn.open_call_ids, turn.awaiting_ids
@@ -219,12 +229,12 @@ def _records(
         tool = tools.get(request.name)
         status: ToolCallStatus = "completed"
         result: ToolFailure | None = None
-        if refused:
-            result = ToolFailure(error=f"not run: {refused}")
+        if isinstance(judged, str):
+            result = ToolFailure(error=f"not run: {judged}")
         elif tool is None:
             result = ToolFailure(error=not_registered(request.name, call_id, tools.keys()))
         else:
-            status, result = gate(state, tool, call_id, request.parameters)
+            status, result = gate(state, tool, call_id, judged.get(call_id))
             if status == "awaiting-approval":
                 awaiting += (call_id,)
             elif status == "pending":

@@ -14,7 +14,7 @@ from ._workflow import advance
 def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentState:
     """Attach the result to a pending or running call. When the last open call of the turn
     completes, the next model call is derived (or a budget guard ends the turn).
-    A success may move the workflow to another state."""
+    A success may move the workflow to another state (or, when a guard raises, fail the turn)."""
     call_id = inp.tool_call_id
     record = state.tool_calls.get(call_id) or find_call(state, inp, call_id)
     status = record.status
@@ -43,5 +43,7 @@ def on_tool_call_completed(state: AgentState, inp: ToolCallCompleted) -> AgentSt
         turn=replace(turn, open_call_ids=opened),
     )
     if state.config.workflow is not None and isinstance(inp.result, ToolSuccess):
-        state = advance(state, inp, f"tool:{record.name}")
+        state, ended = advance(state, inp, record.name)
+        if ended:  # a guard raised: the turn failed
+            return state
     return state if opened else settle(state)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from msgspec.structs import replace
 
 from .._inputs import WorkflowActionTaken
-from .._rules import guard_passes
+from .._rules import Raised
 from .._state import AgentState
 from .._workflow import candidates
 from ._common import reject
-from ._workflow import advance
+from ._workflow import move, take
 
 
 def on_workflow_action_taken(state: AgentState, inp: WorkflowActionTaken) -> AgentState:
     """Take the first transition triggered by ``action`` from the current workflow state whose guard
-    passes. In an open turn the next model call is derived anew (the tools it offers changed)."""
+    passes. In an open turn the next model call is derived anew (the tools it offers changed).
+    Refused when no guard passes, or when a guard raises (``guard-raised``, naming it and its error)."""
     workflow = state.config.workflow
     if workflow is None:
         reject(
@@ -39,7 +40,16 @@ def on_workflow_action_taken(state: AgentState, inp: WorkflowActionTaken) -> Age
             f"actions valid in {here!r}: {', '.join(valid) or 'none'}",
         )
     moved = replace(state, timestamp=inp.timestamp, step=state.step + 1)
-    if not any(guard_passes(t.guard, moved, inp) for t in tried):
+    taken = take(moved, inp, tried)
+    if isinstance(taken, Raised):
+        reject(
+            state,
+            inp,
+            "guard-raised",
+            "guard-returns",
+            taken.detail(f"action {inp.action!r} in workflow state {here!r}"),
+        )
+    if taken is None:
         guards = ", ".join(t.guard for t in tried)
         reject(
             state,
@@ -49,7 +59,7 @@ def on_workflow_action_taken(state: AgentState, inp: WorkflowActionTaken) -> Age
             f"action {inp.action!r} in workflow state {here!r}: no guard passed (tried {guards}); "
             "expected the state those guards require",
         )
-    moved = advance(moved, inp, trigger)
+    moved = move(moved, inp, taken)
     turn = moved.turn
     if turn is not None:
         moved = replace(moved, turn=replace(turn, context_rev=turn.context_rev + 1))

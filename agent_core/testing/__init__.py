@@ -63,11 +63,12 @@ from ._values import (
     tool_results,
     usages,
 )
-from ._workflows import ACTIONS, GUARDS, VERDICT_RULE, workflows
+from ._workflows import ACTIONS, GUARDS, RAISING_GUARD, VERDICT_RULE, workflows
 
 __all__ = [
     "ACTIONS",
     "GUARDS",
+    "RAISING_GUARD",
     "VERDICT_RULE",
     "agent_configs",
     "context_window_expanded",

@@ -8,7 +8,7 @@ from typing import TypeVar
 from hypothesis import strategies as st
 
 from .._inputs import WorkflowActionTaken
-from .._rules import guard_passes
+from .._reducer import check
 from .._state import AgentState, Turn, running_deadline
 from ._values import ids
 
@@ -62,15 +62,11 @@ _IDS = ids()
 
 
 def actions_now(state: AgentState, at: int) -> list[str]:
-    """The workflow actions an input at time ``at`` may take now: those with a transition from the
-    current workflow state whose guard passes (sorted)."""
+    """The workflow actions an input at time ``at`` may take now: those the state accepts (a transition
+    from the current workflow state whose guard passes; a guard that raises refuses), sorted."""
     workflow = state.config.workflow
     if workflow is None:
         return []
-    found = set()
-    for t in workflow.transitions:
-        if t.action and t.source == state.workflow_state and t.action not in found:
-            trial = WorkflowActionTaken(timestamp=at, action=t.action)
-            if guard_passes(t.guard, state, trial):
-                found.add(t.action)
-    return sorted(found)
+    here = state.workflow_state
+    found = {t.action for t in workflow.transitions if t.action and t.source == here}
+    return sorted(a for a in found if check(state, WorkflowActionTaken(timestamp=at, action=a)) is None)

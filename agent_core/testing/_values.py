@@ -30,8 +30,8 @@ TOOL_NAMES = ("search", "fetch", "write_file", "run_shell")
 PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}')
 """JSON arguments the strategies prefer, so identical calls repeat (stuck detection)."""
 
-VERDICT_PARAMETERS = ('{"verdict":"retry"}', '{"verdict":"ask"}', '{"verdict":"stop"}')
-"""Arguments also drawn in sessions with rules: each asks the kit's rule for that verdict."""
+VERDICT_PARAMETERS = ('{"verdict":"retry"}', '{"verdict":"ask"}', '{"verdict":"stop"}', '{"verdict":"raise"}')
+"""Arguments also drawn in sessions with rules: each asks the kit's rule for that verdict (or to raise)."""
 
 _SCHEMAS = ('{"type":"object","properties":{}}', '{"type":"object","properties":{"q":{"type":"string"}}}')
 

@@ -4,9 +4,11 @@ The kit's guards and rules are pure and read only their arguments, so a
 property can recompute what they decide:
 
 * guards ``testing:always``, ``testing:never``, ``testing:even-time`` (the
-  triggering input's timestamp is even);
+  triggering input's timestamp is even), ``testing:raises`` (raises
+  ``ValueError("raised as asked")``, as a buggy guard would);
 * rules ``testing:by-parameters``: the verdict named by the call's
-  ``"verdict"`` argument (``allow`` when absent), with reason ``"as asked"``.
+  ``"verdict"`` argument (``allow`` when absent), with reason ``"as asked"``;
+  ``"raise"`` makes it raise ``ValueError("raised as asked")``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from .._rules import ALLOW, ProposedCall, Verdict, register_guard, register_rule
 from .._state import AgentState
 from .._workflow import Workflow, WorkflowState, WorkflowTransition
 
-GUARDS = ("testing:always", "testing:never", "testing:even-time")
+RAISING_GUARD = "testing:raises"
+"""The kit's guard that raises, so that properties meet a buggy guard."""
+
+GUARDS = ("testing:always", "testing:never", "testing:even-time", RAISING_GUARD)
 """The guards the kit registers; :func:`workflows` draws among them (and no guard)."""
 
 ACTIONS = ("approve", "reject")
@@ -45,9 +50,16 @@ def _even_time(state: AgentState, trigger: AgentInput) -> bool:
     return trigger.timestamp % 2 == 0
 
 
+@register_guard(RAISING_GUARD)
+def _raises(state: AgentState, trigger: AgentInput) -> bool:
+    raise ValueError("raised as asked")
+
+
 @register_rule(VERDICT_RULE)
 def _by_parameters(call: ProposedCall, state: AgentState) -> Verdict:
     asked = call.arguments.get("verdict") if isinstance(call.arguments, dict) else None
+    if asked == "raise":
+        raise ValueError("raised as asked")
     if asked in ("retry", "ask", "stop"):
         return Verdict(kind=asked, reason="as asked")
     return ALLOW

@@ -151,6 +151,7 @@ def contenders() -> list[Contender]:
             open=opener(p),
             resume=resume_sqlite if p == "sqlite" else None,
             note=notes[p],
+            guarantee="input" if p == "sqlite" else p,
         )
         for p in ("none", "memory", "sqlite")
     ] + [
@@ -161,6 +162,7 @@ def contenders() -> list[Contender]:
             open=opener("sqlite", "NORMAL"),
             resume=resume_sqlite,
             note="open_session(SqliteStore(path, synchronous='NORMAL'))",
+            guarantee="process",
         ),
         Contender(
             framework="agent-core",
@@ -169,5 +171,6 @@ def contenders() -> list[Contender]:
             open=opener("sqlite", durability="turn"),
             resume=resume_sqlite,
             note="open_session(SqliteStore(path), durability='turn'): one commit per turn, as pydantic-ai",
+            guarantee="turn",
         ),
     ]

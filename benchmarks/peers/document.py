@@ -9,6 +9,7 @@ from typing import Any
 
 from benchmarks._common import RESULTS, environment
 
+from .guarantees import GUARANTEES, guarantee
 from .report import Summary, versions
 from .workload import MODEL_CALLS_PER_TURN
 
@@ -16,7 +17,8 @@ NAME = "peers"
 
 
 def document(summary: Summary, command: str, preset: str, seconds: float, wins: list[str]) -> dict[str, Any]:
-    """Settings, versions, every contender's numbers, the long runs' per-turn series, the peer wins."""
+    """Settings, versions, the guarantees with their targets, every contender's numbers beside its target, the long
+    runs' per-turn series, the peer wins."""
     results = summary.results
     entries = []
     for contender in results.contenders:
@@ -26,6 +28,8 @@ def document(summary: Summary, command: str, preset: str, seconds: float, wins: 
             "persistence": contender.persistence,
             "how": contender.note,
             **summary.of(contender),
+            **summary.verdict(contender),
+            "long_session": summary.long_verdict(contender),
             "overhead_samples_us": [round(v, 2) for v in results.overhead.get(contender.key, [])],
         }
         if contender.key in results.long_runs:
@@ -42,9 +46,35 @@ def document(summary: Summary, command: str, preset: str, seconds: float, wins: 
         "seconds": round(seconds, 1),
         "versions": versions(),
         "environment": environment(),
+        "guarantees": groups(summary),
         "contenders": entries,
         "peer_wins": wins,
     }
+
+
+def groups(summary: Summary) -> list[dict[str, Any]]:
+    """Per guarantee measured: its words, agent-core's reference, the target, the fastest peer and whether it is met."""
+    found = []
+    for group in GUARANTEES:
+        members = [c for c in summary.results.contenders if guarantee(c) is group]
+        if not members:
+            continue
+        verdicts = {c.key: summary.verdict(c) for c in members if c.framework != "agent-core"}
+        measured = {key: v["ratio"] for key, v in verdicts.items() if v.get("ratio") is not None}
+        fastest = min(measured, key=measured.__getitem__) if measured else None
+        found.append(
+            {
+                "guarantee": group.name,
+                "words": group.words,
+                "reference": group.reference,
+                "target": group.target,
+                "fastest_peer": fastest,
+                "ratio": measured.get(fastest) if fastest else None,
+                "met": group.met(measured[fastest]) if fastest else None,
+                "not_met_by": [key for key, v in verdicts.items() if v.get("met") is False],
+            }
+        )
+    return found
 
 
 def write(data: dict[str, Any], path: Path | None = None) -> Path:

@@ -4,8 +4,11 @@ Forms: the prebuilt agent (``langgraph.prebuilt.create_react_agent``, and its
 successor ``langchain.agents.create_agent`` when ``langchain`` is installed),
 and a hand-built ``StateGraph`` (agent node, ``ToolNode``, ``tools_condition``)
 with ``add_messages``, or with its beta ``DeltaChannel`` that checkpoints only
-the new messages. Durability is LangGraph's default (``"async"``) except in the
-form named ``exit``, which checkpoints once per turn (a crash loses the turn).
+the new messages. Each graph with a checkpointer runs with LangGraph's default
+``durability="async"`` (checkpoints written while the next step runs), and
+with ``"exit"`` (one checkpoint when the run ends: a crash loses the turn);
+with SQLite also with ``"sync"`` (each step's checkpoint written before the
+next step starts), passed to ``invoke``/``ainvoke`` as its docs show.
 
 Persistence: ``none`` (no checkpointer; the history is passed back in each
 turn, as its docs show for stateless use), ``memory`` (``InMemorySaver``),
@@ -97,11 +100,12 @@ def hand_built(schema: type[Any]) -> Builder:
 class GraphConversation:
     """A LangGraph thread: a turn is one ``invoke``/``ainvoke`` with the new user message."""
 
-    def __init__(self, graph: Graph, tally: Tally, mode: Mode, *, carry: bool, durability: Durability | None) -> None:
+    def __init__(self, graph: Graph, tally: Tally, mode: Mode, *, carry: bool, durability: Durability) -> None:
         self.graph, self.tally, self.mode = graph, tally, mode
         self.carry = carry
         self.history: list[BaseMessage] = []
-        self.options: dict[str, Any] = {} if durability is None else {"durability": durability}
+        # LangGraph's default is "async"; it warns when a durability is given without a checkpointer.
+        self.options: dict[str, Any] = {} if carry or durability == "async" else {"durability": durability}
 
     async def turn(self, text: str) -> str:
         """Run the graph on the new message (after the whole history when there is no checkpointer)."""
@@ -141,7 +145,6 @@ class Form:
     name: str
     build: Builder
     persistences: tuple[Persistence, ...] = ("none", "memory", "sqlite")
-    durability: Durability | None = None
 
 
 def forms() -> list[Form]:
@@ -151,19 +154,29 @@ def forms() -> list[Form]:
         found.append(Form("create_agent", langchain_agent))
     found.append(Form("StateGraph", hand_built(MessagesState)))
     found.append(Form("StateGraph+delta", hand_built(DeltaState), ("memory", "sqlite")))
-    found.append(Form("StateGraph+delta exit", hand_built(DeltaState), ("memory", "sqlite"), durability="exit"))
     return found
 
 
-def opener(form: Form, mode: Mode, persistence: Persistence) -> Opener:
-    """Opens a new thread of ``form`` driven in ``mode`` with ``persistence``."""
+DURABILITIES: dict[Persistence, tuple[Durability, ...]] = {
+    "none": ("async",),
+    "memory": ("async", "exit"),
+    "sqlite": ("async", "sync", "exit"),
+}
+"""The durability modes run with each persistence (``async`` is LangGraph's default; without a checkpointer
+none applies; in memory ``sync`` waits for a write that cannot fail)."""
+GUARANTEE: dict[Durability, str] = {"async": "background", "sync": "input", "exit": "turn"}
+"""What a crash may lose with a SQLite checkpointer, by durability (see :mod:`.guarantees`)."""
+
+
+def opener(form: Form, mode: Mode, persistence: Persistence, durability: Durability) -> Opener:
+    """Opens a new thread of ``form`` driven in ``mode`` with ``persistence``, run with ``durability``."""
 
     @asynccontextmanager
     async def open_conversation(directory: Path) -> AsyncIterator[Conversation]:
         tally = Tally()
         async with checkpointer(persistence, mode, directory / DATABASE) as saver:
             graph = form.build(FakeChatModel(tally), make_tools(tally, mode), mode, saver)
-            yield GraphConversation(graph, tally, mode, carry=saver is None, durability=form.durability)
+            yield GraphConversation(graph, tally, mode, carry=saver is None, durability=durability)
 
     return open_conversation
 
@@ -181,8 +194,11 @@ def resumer(form: Form, mode: Mode) -> Resumer:
     return resume
 
 
-def contenders(modes: tuple[Mode, ...] = ("async", "sync")) -> list[Contender]:
-    """Every form in every drive mode of ``modes`` and every persistence it applies to."""
+def contenders(
+    modes: tuple[Mode, ...] = ("async", "sync"), durabilities: tuple[Durability, ...] = ("async", "sync", "exit")
+) -> list[Contender]:
+    """Every form in every drive mode of ``modes``, every persistence it applies to and every durability of
+    ``durabilities`` that applies to that persistence (the default ``async`` is not named in the form)."""
     found = []
     for form in forms():
         for mode in modes:
@@ -190,14 +206,17 @@ def contenders(modes: tuple[Mode, ...] = ("async", "sync")) -> list[Contender]:
                 saver = {"none": "no checkpointer", "memory": "InMemorySaver"}.get(
                     persistence, "SqliteSaver" if mode == "sync" else "AsyncSqliteSaver"
                 )
-                found.append(
-                    Contender(
-                        framework="langgraph",
-                        form=f"{form.name} ({mode})",
-                        persistence=persistence,
-                        open=opener(form, mode, persistence),
-                        resume=resumer(form, mode) if persistence == "sqlite" else None,
-                        note=f"{'invoke' if mode == 'sync' else 'ainvoke'}, {saver}, durability={form.durability or 'async'}",
+                for durability in (d for d in DURABILITIES[persistence] if d in durabilities):
+                    named = "" if durability == "async" else f" durability={durability}"
+                    found.append(
+                        Contender(
+                            framework="langgraph",
+                            form=f"{form.name} ({mode}){named}",
+                            persistence=persistence,
+                            open=opener(form, mode, persistence, durability),
+                            resume=resumer(form, mode) if persistence == "sqlite" else None,
+                            note=f"{'invoke' if mode == 'sync' else 'ainvoke'}, {saver}, durability={durability}",
+                            guarantee=GUARANTEE[durability] if persistence == "sqlite" else persistence,
+                        )
                     )
-                )
     return found

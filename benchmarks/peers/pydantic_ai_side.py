@@ -143,7 +143,9 @@ async def resume_sqlite(directory: Path) -> int:
 def contenders() -> list[Contender]:
     """pydantic-ai without persistence and with the SQLite pattern of its docs (no in-memory store exists)."""
     return [
-        Contender("pydantic-ai", "", "none", opener("none"), note="message_history=result.all_messages()"),
+        Contender(
+            "pydantic-ai", "", "none", opener("none"), note="message_history=result.all_messages()", guarantee="none"
+        ),
         Contender(
             "pydantic-ai",
             "",
@@ -151,5 +153,6 @@ def contenders() -> list[Contender]:
             opener("sqlite"),
             resume=resume_sqlite,
             note="chat-app pattern: a row of new_messages_json() per run (our code; it ships no store)",
+            guarantee="turn",
         ),
     ]

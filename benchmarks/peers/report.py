@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from .guarantees import guarantee, is_reference, long_target
 from .measure import BYTES_AT_ROUNDS, WINDOW_ROUNDS, LongRun, Memory
 from .workload import MODEL_CALLS_PER_TURN, Contender
 
@@ -25,7 +26,8 @@ PACKAGES = (
 
 @dataclass
 class Results:
-    """Everything one run measured, by contender key; long runs of peers carry agent-core's run from their pair."""
+    """Everything one run measured, by contender key; long runs of peers carry agent-core's run from their pair
+    (``partners``: the key of the agent-core contender each long run was paired with)."""
 
     contenders: list[Contender]
     settings: dict[str, int]
@@ -33,9 +35,15 @@ class Results:
     long_runs: dict[str, tuple[LongRun, LongRun]] = field(default_factory=dict)
     memory: dict[str, Memory] = field(default_factory=dict)
 
-    def ours(self, persistence: str) -> Contender:
-        """agent-core's contender with ``persistence``."""
-        return next(c for c in self.contenders if c.baseline and c.persistence == persistence)
+    partners: dict[str, str] = field(default_factory=dict)
+
+    def reference(self, contender: Contender) -> Contender:
+        """The agent-core contender ``contender`` is compared with: the reference of its guarantee."""
+        key = guarantee(contender).reference
+        found = next((c for c in self.contenders if c.key == key), None)
+        if found is None:
+            raise ValueError(f"{contender.key} is compared with {key}, which this run does not measure")
+        return found
 
 
 def versions() -> dict[str, str]:
@@ -79,7 +87,7 @@ def median(values: Sequence[float]) -> float | None:
 
 
 class Summary:
-    """Per contender, the numbers the tables show (agent-core's long-run numbers are medians over its pairs)."""
+    """Per contender, the numbers the tables show (a reference's long-run numbers are medians over its pairs)."""
 
     def __init__(self, results: Results) -> None:
         self.results = results
@@ -107,8 +115,9 @@ class Summary:
         memory = results.memory.get(contender.key)
         values["peak_bytes"] = memory.peak_bytes if memory else None
         values["held_bytes"] = memory.held_bytes if memory else None
-        if contender.baseline:
-            pairs = [pair[0] for key, pair in results.long_runs.items() if key.endswith(f"[{contender.persistence}]")]
+        partnered = [key for key, partner in results.partners.items() if partner == contender.key]
+        if partnered:
+            pairs = [results.long_runs[key][0] for key in partnered]
             each = [self.long_values(run) for run in pairs]
             for name in ("early_us", "late_us", "bytes_at_100", "bytes_at_end", "resume_ms", "resumed_messages"):
                 values[name] = median([v[name] for v in each if v[name] is not None])
@@ -118,3 +127,37 @@ class Summary:
             values.update(self.long_values(theirs))
             values["ours"] = self.long_values(ours)
         return values
+
+    def verdict(self, contender: Contender) -> dict[str, Any]:
+        """Its guarantee, the agent-core contender it is compared with, µs per round of each, the ratio, the target
+        and whether it is met (``None`` for a reference or a guarantee without a target)."""
+        group = guarantee(contender)
+        found: dict[str, Any] = {"guarantee": group.name, "guarantee_words": group.words}
+        if is_reference(contender):
+            return found | {"reference": True}
+        ours = self.of(self.results.reference(contender))["overhead_us"]
+        theirs = self.of(contender)["overhead_us"]
+        measured = theirs / ours if theirs is not None and ours else None
+        return found | {
+            "compared_with": group.reference,
+            "ratio": measured,
+            "target": group.target,
+            "met": group.met(measured),
+        }
+
+    def long_verdict(self, contender: Contender) -> dict[str, Any] | None:
+        """Late rounds of the prebuilt agent's long run against agent-core's from the same pair, with the target."""
+        target = long_target(contender)
+        if target is None or contender.key not in self.results.long_runs:
+            return None
+        values = self.of(contender)
+        ours, theirs = values["ours"]["late_us"], values["late_us"]
+        measured = theirs / ours
+        return {
+            "rounds": [self.rounds - WINDOW_ROUNDS + 1, self.rounds],
+            "ours_us": ours,
+            "theirs_us": theirs,
+            "ratio": measured,
+            "target": f">= {target:g}x at round 1000",
+            "met": measured >= target if self.rounds >= 1000 else None,
+        }

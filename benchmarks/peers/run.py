@@ -7,12 +7,17 @@ import asyncio
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from langgraph.types import Durability
+
 from benchmarks.peers import agent_core_side, langgraph_side, pydantic_ai_side, tables
 from benchmarks.peers.document import document, write
+from benchmarks.peers.guarantees import guarantee, is_reference
+from benchmarks.peers.langgraph_model import Mode
 from benchmarks.peers.measure import fsync_ms, long_pair, overhead, peak_memory, progress
 from benchmarks.peers.report import Results, Summary
 from benchmarks.peers.workload import MODEL_CALLS_PER_TURN, Contender
@@ -30,38 +35,54 @@ same answers.
 
 Contenders, per persistence (none / memory / sqlite):
   agent-core   Agent without a journal; open_session on MemoryStore; on SqliteStore
-               (synchronous=FULL, the baseline; and NORMAL, its faster setting).
+               (synchronous=FULL) committing every input before what depends on it
+               (durability="input", the default) or once per turn (durability="turn");
+               and the default with synchronous=NORMAL (survives a process crash only).
   langgraph    create_react_agent, create_agent (if langchain is installed), a
-               hand-built StateGraph (ToolNode + tools_condition), the same with
-               the beta DeltaChannel, and that with durability="exit" (checkpoint
-               once per turn); each driven with ainvoke + async tools and with
-               invoke + sync tools. No checkpointer: the history is passed back
-               each turn; InMemorySaver; SqliteSaver (invoke) / AsyncSqliteSaver
-               (ainvoke).
+               hand-built StateGraph (ToolNode + tools_condition) and the same with
+               the beta DeltaChannel; each driven with ainvoke + async tools and with
+               invoke + sync tools. No checkpointer: the history is passed back each
+               turn; InMemorySaver with durability "async" (its default) and "exit";
+               SqliteSaver (invoke) / AsyncSqliteSaver (ainvoke) with "async", "sync"
+               (each step's checkpoint written before the next step starts) and "exit"
+               (one checkpoint when the run ends).
   pydantic-ai  FunctionModel; history carried with message_history; for SQLite,
                the chat-app pattern of its docs (it ships no store or checkpointer),
                which commits once per turn: a crash loses the turn.
 
-With SQLite every store waits for fsync on commit (WAL, synchronous=FULL): agent-core
-commits each batch of inputs before the effects that depend on it (about 3 commits a
-round), LangGraph checkpoints in the background of the next step (durability "async"),
-pydantic-ai once per turn. The fsync latency measured here is printed with the results.
+Contenders are compared only with agent-core at the same guarantee (what a crash
+may lose), each group with its target on µs per round (x = contender / agent-core):
+  input        every input durable before what depends on it: agent-core's default
+               vs LangGraph durability="sync"; agent-core must beat each (> 1x).
+  turn         a crash loses at most the turn in progress: agent-core durability="turn"
+               vs pydantic-ai and LangGraph durability="exit"; >= 2x each.
+  memory/none  in memory, with / without in-memory persistence: >= 50x each.
+  background   LangGraph's default durability="async" (a crash loses the steps in
+               flight): no agent-core equal; shown against agent-core's default.
+  process      agent-core synchronous=NORMAL: shown against its default.
+With SQLite every store waits for fsync on commit (WAL, synchronous=FULL); the fsync
+latency measured here is printed with the results.
 
 Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is ahead):
   µs/round     fresh conversations of 4 turns (20 rounds), interleaved A B A B, after warm-ups.
-  early/late   one long conversation per contender, run in lockstep with an agent-core
-               conversation of the same persistence, a turn each; median µs per round over
+  early/late   one long conversation per contender, run in lockstep with a conversation of
+               agent-core at the same guarantee, a turn each; median µs per round over
                rounds 1-20 and over the last 20 rounds. late/early shows growth.
+  long session the prebuilt agent's last 20 rounds against agent-core's, beside the
+               round-1000 targets (>= 1000x with InMemorySaver, >= 50x with SQLite).
   bytes        database files (with -wal, -shm) after 100 rounds and at the end (sqlite).
   resume       open the store, build the agent, load the conversation (sqlite), interleaved.
   memory       tracemalloc peak of a conversation run alone, and what it held at its end.
 
---quick (default) takes four to seven minutes on 2 cores: 3 samples of overhead, a long
-conversation of 100 rounds, memory traced over 50 rounds. --full takes 9 samples, 1,000
-rounds and 200 traced rounds; LangGraph's per-round cost grows with the conversation, so
-it takes more than an hour (narrow it with --only and --modes). With --rounds 1000 and
---only, a single peer's 1,000-round numbers take minutes. Progress goes to stderr, the
-tables to stdout, the numbers to benchmarks/results/peers.json (or --out).
+--quick (default): 3 samples of overhead, a long conversation of 100 rounds, memory
+traced over 50 rounds. --full takes 9 samples, 1,000 rounds and 200 traced rounds;
+LangGraph's per-round cost grows with the conversation, so it takes hours. Narrow a run
+with --only, --modes, --stores and --durability; the round-1000 comparison of the
+prebuilt agent is
+  python -m benchmarks.peers --rounds 1000 --only create_react_agent --modes async \\
+      --stores memory,sqlite --durability async --memory-rounds 0
+Progress goes to stderr, the tables to stdout, the numbers to
+benchmarks/results/peers.json (or --out).
 """
 
 PRESETS = {
@@ -85,9 +106,17 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="TEXT",
-        help="keep peers whose 'framework form [store]' contains TEXT (repeatable); agent-core stays",
+        help="keep peers whose 'framework form [store]' contains TEXT (repeatable), with agent-core at their guarantee",
     )
     parser.add_argument("--modes", default="async,sync", help="LangGraph drive modes: async, sync or both (default)")
+    parser.add_argument(
+        "--durability",
+        default="async,sync,exit",
+        help="LangGraph durability modes with a checkpointer: any of async (its default), sync, exit (default: all)",
+    )
+    parser.add_argument(
+        "--stores", default="none,memory,sqlite", help="keep peers with these persistences (default: all three)"
+    )
     parser.add_argument("--out", type=Path, help="JSON file (default benchmarks/results/peers.json)")
     parser.set_defaults(preset="quick")
     return parser.parse_args(argv)
@@ -107,17 +136,31 @@ def settings(args: argparse.Namespace) -> dict[str, int]:
     return chosen
 
 
+def choices(given: str, flag: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma-separated list of ``allowed`` values from the command line."""
+    chosen = tuple(v.strip() for v in given.split(",") if v.strip())
+    if not chosen or any(v not in allowed for v in chosen):
+        raise SystemExit(f"{flag}: expected a comma-separated list of {', '.join(allowed)}; got {given!r}")
+    return chosen
+
+
 def contenders(args: argparse.Namespace) -> list[Contender]:
-    """agent-core in every configuration, and the peers kept by ``--only``."""
-    modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-    if not modes or any(m not in ("async", "sync") for m in modes):
-        raise SystemExit(f"--modes: expected async, sync or async,sync; got {args.modes!r}")
-    peers = langgraph_side.contenders(modes) + pydantic_ai_side.contenders()
-    ours = agent_core_side.contenders()
+    """agent-core in every configuration, and the peers kept by ``--only`` and ``--stores``, with the agent-core
+    references they are compared with."""
+    modes = choices(args.modes, "--modes", ("async", "sync"))
+    durabilities = choices(args.durability, "--durability", ("async", "sync", "exit"))
+    stores = choices(args.stores, "--stores", ("none", "memory", "sqlite"))
+    every = agent_core_side.contenders() + langgraph_side.contenders(
+        cast("tuple[Mode, ...]", modes), cast("tuple[Durability, ...]", durabilities)
+    )
+    every += pydantic_ai_side.contenders()
+    kept = [c for c in every if not is_reference(c) and c.persistence in stores]
     if args.only:
-        peers = [p for p in ours + peers if not p.baseline and any(text in p.key for text in args.only)]
-        return [c for c in ours if c.baseline] + peers
-    return ours + peers
+        kept = [c for c in kept if any(text in c.key for text in args.only)]
+    if not kept:
+        raise SystemExit(f"--only {args.only} with --stores {args.stores}: no contender left to compare")
+    needed = {guarantee(c).reference for c in kept}
+    return [c for c in every if c.key in needed or c in kept]
 
 
 async def measure(found: list[Contender], chosen: dict[str, int]) -> Results:
@@ -125,10 +168,11 @@ async def measure(found: list[Contender], chosen: dict[str, int]) -> Results:
     results = Results(found, chosen)
     results.overhead = await overhead(found, chosen["turns"], chosen["repeat"], chosen["warmup"])
     turns = chosen["long_rounds"] // MODEL_CALLS_PER_TURN
-    for peer in (c for c in found if not c.baseline):
-        progress(f"long conversation: {peer.key} against agent-core, {chosen['long_rounds']} rounds")
-        ours = results.ours(peer.persistence)
+    for peer in (c for c in found if not is_reference(c)):
+        ours = results.reference(peer)
+        progress(f"long conversation: {peer.key} against {ours.key}, {chosen['long_rounds']} rounds")
         results.long_runs[peer.key] = await long_pair((ours, peer), turns, chosen["resume_repeat"])
+        results.partners[peer.key] = ours.key
     if chosen["memory_rounds"]:
         for contender in found:
             progress(f"memory: {contender.key}, {chosen['memory_rounds']} rounds under tracemalloc")
@@ -148,8 +192,14 @@ def main(argv: list[str] | None = None) -> None:
     progress(f"{len(found)} contenders; an fsync of 4 kB takes {chosen['fsync_us'] / 1000:.2f} ms here")
     results = asyncio.run(measure(found, chosen))
     summary = Summary(results)
-    print(f"Per round (µs), {chosen['long_rounds']}-round conversations; x = peer / agent-core\n")
+    print("By guarantee: µs per round of fresh 20-round conversations; x = contender / agent-core's reference\n")
+    print(tables.by_guarantee(summary))
+    print(f"\nGrowth: µs per round in a {chosen['long_rounds']}-round conversation; x = peer / agent-core, same pair\n")
     print(tables.per_round(summary))
+    long_session = tables.long_session(summary)
+    if long_session:
+        print(f"\nLong session: LangGraph's prebuilt agent at round {chosen['long_rounds']} (targets at round 1000)\n")
+        print(long_session)
     print(
         f"\nSQLite: bytes on disk and resume of the {chosen['long_rounds']}-round conversation "
         f"(an fsync takes {chosen['fsync_us'] / 1000:.2f} ms here)\n"

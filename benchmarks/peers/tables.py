@@ -7,10 +7,10 @@ from typing import Any
 
 from benchmarks._common import table
 
+from .guarantees import GUARANTEES, guarantee, is_reference
+from .measure import WINDOW_ROUNDS
 from .report import Summary, number, ratio, size
 from .workload import Contender
-
-ORDER = {"none": 0, "memory": 1, "sqlite": 2}
 
 
 def _us(value: float) -> str:
@@ -39,35 +39,62 @@ METRICS: tuple[tuple[str, str, Callable[[float], str]], ...] = (
 
 
 def ordered(summary: Summary) -> list[tuple[Contender, dict[str, Any]]]:
-    """Contenders with their numbers, by persistence, agent-core first."""
+    """Contenders with their numbers, by guarantee, its agent-core reference first."""
     contenders = sorted(
-        summary.results.contenders, key=lambda c: (ORDER[c.persistence], not c.baseline, c.framework != "agent-core")
+        summary.results.contenders,
+        key=lambda c: (GUARANTEES.index(guarantee(c)), not is_reference(c), c.framework != "agent-core"),
     )
     return [(c, summary.of(c)) for c in contenders]
 
 
 def baseline(summary: Summary, contender: Contender, values: dict[str, Any], name: str) -> Any:
-    """agent-core's value to divide by: from the same pair for long-run numbers, else agent-core's median."""
-    if contender.baseline:
+    """agent-core's value to divide by: from the same pair for long-run numbers, else its reference's median."""
+    if is_reference(contender):
         return None
     if "ours" in values and name in values["ours"]:
         return values["ours"][name]
-    return summary.of(summary.results.ours(contender.persistence))[name]
+    return summary.of(summary.results.reference(contender))[name]
+
+
+def met(verdict: dict[str, Any]) -> str:
+    """``met``, ``not met`` with the ratio and the target, or ``-`` where no target applies."""
+    if verdict.get("met") is None:
+        return "-"
+    return "met" if verdict["met"] else f"NOT MET ({ratio(verdict['ratio'], 1)} of {verdict['target']})"
+
+
+def by_guarantee(summary: Summary) -> str:
+    """Per guarantee: agent-core's reference and each contender giving the same guarantee, ratio beside target."""
+    blocks = []
+    for group in GUARANTEES:
+        members = [(c, summary.verdict(c)) for c, _ in ordered(summary) if guarantee(c) is group]
+        if not members:
+            continue
+        rows = [
+            (
+                contender.label,
+                number(summary.of(contender)["overhead_us"]),
+                ratio(verdict.get("ratio"), 1) if "ratio" in verdict else "(reference)",
+                verdict.get("target", ""),
+                met(verdict) if "ratio" in verdict else "",
+            )
+            for contender, verdict in members
+        ]
+        text = f"{group.name}: {group.words}\n" + table(("contender", "µs/round", "x", "target", "met"), rows)
+        compared = [v["ratio"] for c, v in members if v.get("ratio") is not None and c.framework != "agent-core"]
+        if group.beats_by is not None and compared:
+            fastest = min(compared)
+            text += f"\nfastest peer: {ratio(fastest, 1)} (target {group.target}): " + (
+                "met" if group.met(fastest) else "NOT MET"
+            )
+        blocks.append(text)
+    return "\n\n".join(blocks)
 
 
 def per_round(summary: Summary) -> str:
-    """Overhead per round, and early against late in the long conversation."""
-    late_first = summary.rounds - 19
-    headers = (
-        "contender",
-        "store",
-        "µs/round",
-        "x",
-        "rounds 1-20",
-        f"rounds {late_first}-{summary.rounds}",
-        "late/early",
-        "late x",
-    )
+    """Early against late rounds of the long conversation, by guarantee."""
+    late_first = summary.rounds - WINDOW_ROUNDS + 1
+    headers = ("contender", "store", "rounds 1-20", f"rounds {late_first}-{summary.rounds}", "late/early", "late x")
     rows = []
     for contender, values in ordered(summary):
         early, late = values.get("early_us"), values.get("late_us")
@@ -75,8 +102,6 @@ def per_round(summary: Summary) -> str:
             (
                 contender.label,
                 contender.persistence,
-                number(values["overhead_us"]),
-                ratio(values["overhead_us"], baseline(summary, contender, values, "overhead_us")),
                 number(early),
                 number(late),
                 ratio(late, early),
@@ -84,6 +109,30 @@ def per_round(summary: Summary) -> str:
             )
         )
     return table(headers, rows)
+
+
+def long_session(summary: Summary) -> str:
+    """The prebuilt agent's late rounds against agent-core's in the same run, beside the round-1000 targets."""
+    first, last = summary.rounds - WINDOW_ROUNDS + 1, summary.rounds
+    headers = ("contender", "store", f"agent-core µs, rounds {first}-{last}", "peer µs", "x", "target", "met")
+    rows = []
+    for contender, _ in ordered(summary):
+        verdict = summary.long_verdict(contender)
+        if verdict is None:
+            continue
+        shown = met(verdict) if verdict["met"] is not None else "- (fewer than 1000 rounds)"
+        rows.append(
+            (
+                contender.label,
+                contender.persistence,
+                number(verdict["ours_us"]),
+                number(verdict["theirs_us"]),
+                ratio(verdict["ratio"], 1),
+                verdict["target"],
+                shown,
+            )
+        )
+    return table(headers, rows) if rows else ""
 
 
 def storage(summary: Summary) -> str:

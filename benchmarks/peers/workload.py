@@ -126,6 +126,8 @@ class Contender:
     open: Opener
     resume: Resumer | None = None
     note: str = ""
+    guarantee: str = ""
+    """What a crash may lose: a name in :data:`.guarantees.GUARANTEES` (the group it is compared in)."""
 
     @property
     def label(self) -> str:

@@ -17,7 +17,7 @@ import hashlib
 
 import msgspec
 
-from agent_core import AgentState
+from agent_core import AgentState, Vector
 
 RECENT_MESSAGES = 16
 """Newest messages the digest covers."""
@@ -30,7 +30,15 @@ RECENT_TOOL_CALLS = 64
 _SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log", "config", "tools"})
 _HEAD = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED)
 
-_encoder = msgspec.msgpack.Encoder()
+
+def _sequence(value: object) -> list[object]:
+    """A :class:`agent_core.Vector` (the workflow audit) as the array a tuple of its items encodes to."""
+    if isinstance(value, Vector):
+        return list(value)
+    raise NotImplementedError(f"cannot encode {type(value).__name__} in a turn digest")
+
+
+_encoder = msgspec.msgpack.Encoder(enc_hook=_sequence)
 
 
 def turn_digest(state: AgentState) -> bytes:

@@ -15,6 +15,8 @@ Bad JSON-lines files raise :class:`agent_core.DecodeError` (with the line number
 
 from __future__ import annotations
 
+from agent_core import STATE_FORMAT
+
 
 class StoreError(Exception):
     """Base of every error raised by the event log."""
@@ -93,20 +95,56 @@ class ReplayDiverged(StoreError):
     """Replaying the log with this release's reducer gave another state than the one recorded.
 
     ``record`` is the 1-based sequence number, ``input_type`` the input's tag,
-    ``kind`` what was compared (``state hash``, ``turn digest`` or
+    ``kind`` what was compared (``state hash``, ``turn digest``, ``turn state`` or
     ``acceptance``), ``expected`` what the log recorded and ``actual`` what
-    the reducer produced now.
+    the reducer produced now. ``written_by`` is the state format
+    (:data:`agent_core.STATE_FORMAT`) of the older release that wrote the store,
+    when its snapshots say so: its hashes are computed differently, and the
+    session must be exported and imported to get this release's.
     """
 
-    def __init__(self, session_id: str, record: int, input_type: str, kind: str, expected: str, actual: str) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        record: int,
+        input_type: str,
+        kind: str,
+        expected: str,
+        actual: str,
+        *,
+        written_by: int | None = None,
+    ) -> None:
         self.session_id = session_id
         self.record = record
         self.input_type = input_type
         self.kind = kind
         self.expected = expected
         self.actual = actual
+        self.written_by = written_by
         super().__init__(
             f"session {session_id!r} diverges at record {record} ({input_type}): "
-            f"the log recorded {kind} {expected}, the reducer now gives {actual}; "
-            "the reducer's behaviour changed: keep the old release for this log, or fork it before this record"
+            f"the log recorded {kind} {expected}, the reducer now gives {actual}; {self.advice}"
         )
+
+    @property
+    def advice(self) -> str:
+        """What to do: re-record an older release's store, or keep the old release (or fork before the record)."""
+        if self.written_by is not None:
+            return (
+                f"the store was written by an older release (state format {self.written_by}; this release "
+                f"writes {STATE_FORMAT}), which computed its hashes differently: export the session "
+                f"(agent-core export DB {self.session_id} -o FILE) and import it into a new store "
+                "(agent-core import NEW_DB FILE), which records this release's hashes"
+            )
+        advice = "the reducer's behaviour changed: keep the old release for this log, or fork it before this record"
+        if self.kind in ("turn digest", "state hash"):
+            advice += (
+                "; if an older release wrote this store, export the session (agent-core export) and import it "
+                "into a new store (agent-core import) to record this release's hashes"
+            )
+        return advice
+
+    def written_by_format(self, state_format: int) -> ReplayDiverged:
+        """This divergence, in a store an older release (of state format ``state_format``) wrote."""
+        fields = (self.session_id, self.record, self.input_type, self.kind, self.expected, self.actual)
+        return ReplayDiverged(*fields, written_by=state_format)

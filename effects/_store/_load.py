@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
+from ._errors import ReplayDiverged
 from ._fold import Position, chained, fold
 from ._protocol import EventStore
 from ._records import Snapshot
@@ -31,7 +32,21 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
             start, used, records = Position(state, snapshot.seq, anchor.hash), snapshot.seq, tail
     if records is None:
         records = store.read(session_id, 1, stop)
-    return fold(session_id, records, start, stop), used
+    try:
+        return fold(session_id, records, start, stop), used
+    except ReplayDiverged as diverged:
+        raise dated(store, session_id, diverged) from None
+
+
+def dated(store: EventStore, session_id: str, diverged: ReplayDiverged) -> ReplayDiverged:
+    """``diverged``, naming the older release that wrote the store when a recorded hash differs and the
+    session's snapshot carries an older state format (it computed its hashes differently)."""
+    if diverged.kind not in ("turn digest", "state hash"):
+        return diverged
+    snapshot = store.load_snapshot(session_id)
+    if snapshot is None or snapshot.schema_version >= STATE_FORMAT:
+        return diverged
+    return diverged.written_by_format(snapshot.schema_version)
 
 
 def load_for_append(store: EventStore, session_id: str) -> tuple[Position, int]:

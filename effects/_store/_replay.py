@@ -10,6 +10,7 @@ from agent_core import AgentInput, AgentState, state_hash
 
 from ._errors import LogDamaged, ReplayDiverged
 from ._fold import Position, chained, fold
+from ._load import dated
 from ._protocol import EventStore
 from ._records import StoredInput
 
@@ -65,7 +66,7 @@ def replay_session(
         end = fold(session_id, records, start, stop, digests=verify, states=verify, on_step=on_step)
     except ReplayDiverged as diverged:
         _blame_damage(store, session_id, stop, diverged)
-        raise
+        raise dated(store, session_id, diverged) from None
     if progress is not None:
         progress(stop, stop)
     return ReplayReport(

@@ -151,5 +151,5 @@ def _state_json(state: AgentState) -> dict[str, Any]:
         "effects": list(effects_at(state)),
         "state_hash": state_hash(state),
         "workflow_state": state.workflow_state,
-        "audit": state.audit,
+        "audit": tuple(state.audit),
     }

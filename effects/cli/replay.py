@@ -71,12 +71,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _diverged(args: argparse.Namespace, error: ReplayDiverged) -> None:
     if args.json:
-        fields = ("record", "input_type", "kind", "expected", "actual")
+        fields = ("record", "input_type", "kind", "expected", "actual", "written_by")
         print_json({"session_id": error.session_id, "ok": False, "divergence": {f: getattr(error, f) for f in fields}})
         return
     print(f"session {error.session_id}: DIVERGED at record {error.record} ({error.input_type})")
     print(f"  compared: {error.kind}")
     print(f"  expected (logged):  {error.expected}")
     print(f"  actual (replayed):  {error.actual}")
+    if error.written_by is not None:
+        print(f"An older release wrote this store (state format {error.written_by}) and computed its hashes")
+        print("differently: export the session and import it into a new store, which records this release's:")
+        print(f"  agent-core export {args.db} {error.session_id} -o {error.session_id}.jsonl")
+        print(f"  agent-core import NEW_DB {error.session_id}.jsonl")
+        return
     print("The reducer now behaves differently on this log: keep the release that wrote it, or fork the session")
     print(f"before this record (agent-core fork {args.db} {error.session_id} --at {error.record - 1}).")

@@ -11,8 +11,22 @@ from hypothesis import strategies as st
 
 from agent_core import (
     STATE_FORMAT,
+    AgentConfig,
     AgentInput,
     AgentState,
+    CompleteReAct,
+    ContinueReAct,
+    ReActObserved,
+    SessionStarted,
+    ToolCallCompleted,
+    ToolCallRequest,
+    ToolDefinition,
+    ToolSuccess,
+    UserMessageReceived,
+    Workflow,
+    WorkflowActionTaken,
+    WorkflowState,
+    WorkflowTransition,
     initial_state,
     replay,
     state_digest,
@@ -117,6 +131,7 @@ def format_1(state: AgentState) -> bytes:
         "tools": state.tools.definitions,
         "messages": [msgspec.structs.asdict(m) for m in state.messages],
         "tool_calls": [msgspec.structs.asdict(state.tool_calls[i]) for i in state.tool_call_log],
+        "audit": list(state.audit),
     }
     return msgspec.msgpack.encode(doc)
 
@@ -226,3 +241,34 @@ def test_states_that_do_not_continue_the_journal_are_refused() -> None:
     with pytest.raises(ValueError, match=r"expected 2 states ending at step 12 .*, got none;"):
         journal.append(inputs[10:12], [])
     assert journal.seq == 10
+
+
+def test_a_workflow_audit_hashes_and_digests_as_it_did_when_it_was_a_tuple(store: EventStore) -> None:
+    """The audit is a persistent vector; the state hash and the turn digest of a session with two moves
+    are those recorded when it was a tuple (stores written then still verify)."""
+    tools = (ToolDefinition(name="read"), ToolDefinition(name="write"))
+    workflow = Workflow(
+        states=(WorkflowState(name="a", tools=("read",)), WorkflowState(name="b", tools=("read", "write"))),
+        initial="a",
+        transitions=(
+            WorkflowTransition(source="a", target="b", tool="read"),
+            WorkflowTransition(source="b", target="a", action="back"),
+        ),
+    )
+    inputs: list[AgentInput] = [
+        SessionStarted(timestamp=1, session_id="s1", tools=tools, config=AgentConfig(workflow=workflow)),
+        UserMessageReceived(timestamp=2, message_id="m", content="go"),
+        ReActObserved(
+            timestamp=3, called_llm_at=3, observation=ContinueReAct(tool_calls={"t1": ToolCallRequest(name="read")})
+        ),
+        ToolCallCompleted(timestamp=4, tool_call_id="t1", result=ToolSuccess(content="x")),
+        WorkflowActionTaken(timestamp=5, action="back"),
+        ReActObserved(timestamp=6, called_llm_at=6, observation=CompleteReAct()),
+    ]
+    SessionJournal(store, "s1").append(inputs)
+    state = load_state(store, "s1")
+    assert len(state.audit) == 2
+    assert state_hash(state) == "4f0d99ff611b49e2c9bd09c05402e12bcbbe2b14038c7f4ae590242dd98c2a6b"
+    digest = list(store.read("s1"))[-1].turn_digest
+    assert digest is not None
+    assert digest.hex() == "1ee6bca401b6b1b037bd3f2189ffbe3e9d0eb77f276712964945f6b5e2e45643"

@@ -105,8 +105,11 @@ def test_a_changed_turn_outcome_is_a_divergence_at_that_turn_end(logged: Logged)
         f"session 's1' diverges at record {end} (re-act-observed): the log recorded turn digest 0000"
     )
     assert str(error).endswith(
-        "the reducer's behaviour changed: keep the old release for this log, or fork it before this record"
+        "the reducer's behaviour changed: keep the old release for this log, or fork it before this record; "
+        "if an older release wrote this store, export the session (agent-core export) and import it into a new "
+        "store (agent-core import) to record this release's hashes"
     )
+    assert error.written_by is None  # its snapshots are of this release's state format
 
 
 def test_a_changed_state_is_a_divergence_at_the_snapshot_point(logged: Logged) -> None:
