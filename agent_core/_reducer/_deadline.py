@@ -19,8 +19,8 @@ def pause_or_resume(state: AgentState) -> AgentState:
     """``state`` with its turn's deadline paused, if the turn has just begun to wait only for approvals, or
     moved on by the wait, if it has just stopped waiting. Applied after every accepted input."""
     turn = state.turn
-    if turn is None:
-        return state
+    if turn is None or (turn.paused_at is None and not turn.awaiting_ids):
+        return state  # the common case, kept cheap: nobody is asked for anything
     if turn.deadline is None:  # no deadline (or none left: a final answer is being asked for)
         return state if turn.paused_at is None else replace(state, turn=replace(turn, paused_at=None))
     waiting = phase(state) is Phase.AWAITING_APPROVAL
