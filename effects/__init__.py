@@ -22,8 +22,10 @@ from ._clock import (
     SystemClock,
 )
 from ._machine import (
+    DEFAULT_MAX_BACKLOG,
     MACHINE_STOPPED,
     NO_LONGER_DERIVED,
+    Backpressure,
     Controller,
     Dispatch,
     EffectCanceled,
@@ -114,9 +116,11 @@ from ._store import (
 )
 from ._tools import (
     CALL_ID_PARAMETER,
+    ProcessLimits,
     Tool,
     Toolbox,
     ToolLimits,
+    set_process_limits,
     tool,
 )
 from ._ui import (
@@ -133,6 +137,7 @@ from ._ui import (
 __all__ = [
     "CALL_ID_PARAMETER",
     "DEFAULT_FOLLOW_INTERVAL",
+    "DEFAULT_MAX_BACKLOG",
     "DEFAULT_SNAPSHOT_EVERY",
     "INTERNAL_TOOLS",
     "INTERRUPTED",
@@ -144,6 +149,7 @@ __all__ = [
     "REDACTED",
     "Agent",
     "AgentRuntime",
+    "Backpressure",
     "Clock",
     "ConcurrencyError",
     "Controller",
@@ -177,6 +183,7 @@ __all__ = [
     "Origin",
     "Plan",
     "PostgresStore",
+    "ProcessLimits",
     "RandomIds",
     "ReplayDiverged",
     "ReplayReport",
@@ -234,6 +241,7 @@ __all__ = [
     "session_spans",
     "session_stats",
     "session_view",
+    "set_process_limits",
     "span_id_of",
     "timeline",
     "to_otel",

@@ -12,17 +12,21 @@ running tool look idle).
 
 from __future__ import annotations
 
+import enum
 import heapq
 import itertools
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from typing import Protocol, runtime_checkable
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol, TypeVar, runtime_checkable
 
 import anyio
 
+from ._deadline import deadline_after
 from ._machine import parked
 from ._machine._loop import reraise_single
+
+T = TypeVar("T")
 
 
 @runtime_checkable
@@ -51,13 +55,14 @@ class SystemClock:
         while (remaining := ms - self.now_ms()) > 0:
             await anyio.sleep(remaining / 1000)
 
-    def scope_until(self, ms: int) -> anyio.CancelScope:
-        """A cancel scope that cancels its block when the wall clock reaches ``ms`` (a deadline with no task).
+    def scope_until(self, ms: int) -> AbstractContextManager[object]:
+        """A block cancelled when the wall clock reaches ``ms`` (the cancellation ends the block only).
 
-        Measured on the event loop's monotonic clock from now: cheaper than a
-        task waiting alongside the work, which is what tool timeouts need.
+        Measured on the event loop's monotonic clock from now, with one loop
+        timer for all such deadlines (see ``effects._deadline``): much cheaper
+        than a task waiting alongside the work, or a cancel scope per call.
         """
-        return anyio.CancelScope(deadline=anyio.current_time() + max(0, ms - self.now_ms()) / 1000)
+        return deadline_after(max(0, ms - self.now_ms()) / 1000)
 
     async def sleep_until(self, ms: int) -> None:
         """Return once the wall clock reaches ``ms``; the wait is parked."""
@@ -159,31 +164,34 @@ class _Canceller:
         return self.scope.cancel_called
 
 
-async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[None]]) -> bool:
-    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``; ``True`` if it returned first.
+class TimedOut(enum.Enum):
+    """What :func:`run_until` returns when the deadline came first."""
+
+    TIMED_OUT = "timed out"
+
+
+TIMED_OUT = TimedOut.TIMED_OUT
+
+
+async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[T]]) -> T | TimedOut:
+    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
 
     The deadline waits without parking: work running against a deadline must
     not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
     here) cancels at the time by itself; any other races a waiting task.
     """
-    finished = False
-
-    async def run() -> None:
-        nonlocal finished
-        await call()
-        finished = True
-
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is not None:
         with scope_until(deadline):
-            await run()
-        return finished
+            return await call()
+        return TIMED_OUT  # the scope swallowed the deadline's cancellation
     wait = getattr(clock, "wait_until", clock.sleep_until)
+    results: list[T] = []
     try:
         async with anyio.create_task_group() as group:
 
             async def first() -> None:
-                await run()
+                results.append(await call())
                 group.cancel_scope.cancel("finished before the deadline")
 
             async def watch() -> None:
@@ -194,4 +202,4 @@ async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[No
             group.start_soon(watch)
     except BaseExceptionGroup as group_error:
         reraise_single(group_error)  # the call's own error (a ModelError stays retryable), not a group
-    return finished
+    return results[0] if results else TIMED_OUT

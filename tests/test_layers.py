@@ -18,10 +18,11 @@ EFFECTS = ROOT / "effects"
 
 # Each part of effects, and the parts it may import (besides agent_core and outside packages).
 # Leaves any part may import: small helpers with no dependency inside effects.
-LEAVES = frozenset({"_text"})
+LEAVES = frozenset({"_text", "_deadline"})
 
 ALLOWED: dict[str, frozenset[str]] = {
     "_text": frozenset(),
+    "_deadline": frozenset(),
     "_machine": frozenset(),
     "_clock": frozenset({"_machine"}),
     "_model": frozenset(),

@@ -6,6 +6,7 @@ only this; the runtime that implements it imports them.
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from agent_core import AgentState
@@ -43,6 +44,10 @@ class EffectContext(Protocol):
 
     def stamp(self, at_least: int = 0) -> int:
         """A timestamp for a new input: the clock's time, never earlier than any input the session has."""
+        ...
+
+    def tool_slot(self) -> AbstractAsyncContextManager[None]:
+        """A place for one tool call within the session's and the process's bounds (``async with`` it)."""
         ...
 
     def new_message_id(self, kind: str, state: AgentState) -> str:

@@ -11,6 +11,7 @@ import anyio
 from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 
 from .._clock import Clock, SystemClock
+from .._machine import DEFAULT_MAX_BACKLOG
 from .._model import Model
 from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session_exists
 from .._store._journal import Durability
@@ -67,6 +68,7 @@ async def open_session(
     ids: IdSource | None = None,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     durability: Durability = "input",
+    max_backlog: int | None = DEFAULT_MAX_BACKLOG,
     secrets: Iterable[str] = (),
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
@@ -82,14 +84,24 @@ async def open_session(
     ``durability="turn"`` commits when a turn ends or waits for a person
     instead (see :class:`SessionJournal`): faster, and a crash loses at most
     the turn in progress (its tools may then run again when it is asked again).
-    ``secrets`` are redacted from every input (see :class:`Agent`); they are not
-    stored, so pass them each time.
+    ``max_backlog`` bounds the inputs from outside waiting for the store (see
+    :class:`Agent`). ``secrets`` are redacted from every input (see :class:`Agent`);
+    they are not stored, so pass them each time.
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
         journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability)
         complete_interrupted(journal, clock.now_ms())
-        agent = Agent(model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state, secrets=secrets)
+        agent = Agent(
+            model,
+            tools=tools,
+            clock=clock,
+            ids=ids,
+            journal=journal,
+            initial=journal.state,
+            max_backlog=max_backlog,
+            secrets=secrets,
+        )
     else:
         journal = SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability)
         agent = Agent(
@@ -100,6 +112,7 @@ async def open_session(
             ids=ids,
             session_id=session_id,
             journal=journal,
+            max_backlog=max_backlog,
             secrets=secrets,
         )
     try:

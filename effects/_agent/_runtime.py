@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import assert_never
 
-from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, WaitUntil
+from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCallStarted, WaitUntil, effects_at
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
-from .._tools import Toolbox
+from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
 from ._redact import RedactingDispatch, Redactor
@@ -52,6 +52,7 @@ class AgentRuntime:
         self._ids = ids
         self._floor = floor
         self._last = 0
+        self._slots = SessionSlots(toolbox.limits.max_concurrent_per_session)
 
     @property
     def model(self) -> Model:
@@ -79,6 +80,10 @@ class AgentRuntime:
         self._last = now
         return now
 
+    def tool_slot(self) -> Slots:
+        """A place for one tool call under the session's bound, then the process's (``async with`` it)."""
+        return self._slots.slot()
+
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""
         used, queued = state.message_index, {m.id for m in state.queued}
@@ -86,6 +91,26 @@ class AgentRuntime:
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
         return message_id
+
+    def starts(self, before: AgentState, after: AgentState) -> list[AgentInput]:
+        """The ``tool-call-started`` inputs of the calls a batch made runnable: pending in ``after`` with a
+        ``call-tool`` effect derived there, and not already so in ``before``.
+
+        The machine's ``follow_up``: applied at the end of the batch that made
+        the calls runnable (a model's observation, an approval), they are
+        journaled in its commit, and the tools find their calls ``running``
+        and start without a commit of their own. A call that was runnable
+        before the batch already has its effect, which starts it itself (after
+        a resume), so it is left to it.
+        """
+        fresh = _runnable(after)
+        if fresh:
+            earlier = _runnable(before)
+            fresh = [call_id for call_id in fresh if call_id not in earlier]
+        if not fresh:
+            return []
+        at = self.stamp(after.timestamp)
+        return [ToolCallStarted(timestamp=at, tool_call_id=call_id) for call_id in fresh]
 
     def run_effect(self, eff: Effect, state: AgentState, key: str) -> Controller[AgentInput]:
         """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler."""
@@ -115,3 +140,18 @@ class _Run:
 
     def __repr__(self) -> str:
         return f"<agent effect {self.eff!r}>"
+
+
+def _runnable(state: AgentState) -> list[str]:
+    """The pending calls ``state`` derives a ``call-tool`` effect for, in ``effects_at``'s order."""
+    turn = state.turn
+    if turn is None or not turn.open_call_ids:
+        return []
+    calls = state.tool_calls
+    if all(calls[call_id].status != "pending" for call_id in turn.open_call_ids):
+        return []
+    return [
+        eff.tool_call_id
+        for eff in effects_at(state).values()
+        if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending"
+    ]

@@ -34,7 +34,7 @@ from agent_core import (
 )
 
 from .._clock import Clock, SystemClock
-from .._machine import Journal, Machine, MachineEvent
+from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine, MachineEvent
 from .._model import Model
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
@@ -64,6 +64,10 @@ class Agent:
     folded state as ``initial``: no ``session-started`` is dispatched, and the
     effects the state derives start again (a tool call that was ``running`` is
     run and completed, not started twice).
+
+    ``max_backlog`` bounds the inputs sent from outside that wait to be applied
+    and made durable (default 1,000): over it, ``Session.send`` and the other
+    methods raise :class:`~effects.Backpressure`; see :meth:`Session.wait_for_room`.
     """
 
     def __init__(
@@ -78,6 +82,7 @@ class Agent:
         journal: Journal[AgentState, AgentInput] | None = None,
         initial: AgentState | None = None,
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
+        max_backlog: int | None = DEFAULT_MAX_BACKLOG,
         secrets: Iterable[str] = (),
     ) -> None:
         self.model = model
@@ -90,6 +95,7 @@ class Agent:
         self.session_id = session_id
         self.journal = journal
         self.initial = initial
+        self.max_backlog = max_backlog
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Session]:
@@ -113,7 +119,14 @@ class Agent:
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(
-            start, transition, effects_at, runtime.run_effect, rejects=InvalidInput, journal=self.journal
+            start,
+            transition,
+            effects_at,
+            runtime.run_effect,
+            rejects=InvalidInput,
+            journal=self.journal,
+            follow_up=runtime.starts,
+            max_backlog=self.max_backlog,
         )
         async with machine.running():
             if self.initial is None:
@@ -144,6 +157,11 @@ class Session:
     approving a call that needs no approval) changes nothing and reaches
     subscribers as an ``input-rejected`` event with the
     :class:`~agent_core.Rejection`. Call the methods from the event loop's thread.
+
+    When the store falls behind (more than ``Agent(max_backlog=...)`` inputs,
+    1,000 by default, wait to be applied and made durable) every method that
+    dispatches raises :class:`~effects.Backpressure` and sends nothing: a
+    producer in a loop awaits :meth:`wait_for_room` before each input.
     """
 
     def __init__(self, machine: Machine[AgentState, AgentInput, Effect], runtime: AgentRuntime) -> None:
@@ -202,6 +220,13 @@ class Session:
     def now_ms(self) -> int:
         """A timestamp for a new input: the clock's time, never earlier than the last one."""
         return self._runtime.stamp()
+
+    async def wait_for_room(self) -> None:
+        """Return once the session accepts another input (at once, unless the store is behind).
+
+        Example: ``for text in texts: await session.wait_for_room(); session.send(text)``.
+        """
+        await self.machine.wait_for_room()
 
     async def settled(self) -> None:
         """Return when nothing can progress without outside input or the clock: a reply is done, a

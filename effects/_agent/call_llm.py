@@ -24,25 +24,20 @@ from agent_core import (
     AgentInput,
     AgentState,
     CallLlm,
-    CallTool,
     CompleteReAct,
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
-    InvalidInput,
     LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
     ReActObserved,
     ToolCallRequest,
-    ToolCallStarted,
-    effects_at,
     llm_context,
-    transition,
 )
 
-from .._clock import run_until
+from .._clock import TIMED_OUT, run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
@@ -107,32 +102,6 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
     observation = _observation(reply, state.tool_calls)
     observed = ReActObserved(timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage)
     dispatch(observed)
-    for started in _starts(ctx, state, observed):
-        dispatch(started)  # the same batch, so the same commit as the observation
-
-
-def _starts(ctx: EffectContext, state: AgentState, observed: ReActObserved) -> list[ToolCallStarted]:
-    """The ``tool-call-started`` inputs of the calls ``observed`` starts at once.
-
-    Dispatched with the observation, they are applied and committed in its
-    batch: the tools then find their calls ``running`` and start without a
-    commit of their own (two commits per round instead of three). The
-    reducer decides which calls start (approvals and concurrency limits hold
-    the others back); if the state moved on meanwhile, it refuses the inputs
-    and the tools start their calls themselves as before.
-    """
-    if not isinstance(observed.observation, ContinueReAct):
-        return []
-    try:
-        after = transition(state, observed)
-    except InvalidInput:
-        return []
-    calls = after.tool_calls
-    return [
-        ToolCallStarted(timestamp=ctx.stamp(observed.timestamp), tool_call_id=eff.tool_call_id)
-        for eff in effects_at(after).values()
-        if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending"
-    ]
 
 
 async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> ModelReply:
@@ -141,14 +110,12 @@ async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> M
     context = llm_context(state)
     if timeout is None:
         return await ctx.model.complete(context, stream.on_text)
-    replies: list[ModelReply] = []
-
-    async def call() -> None:
-        replies.append(await ctx.model.complete(context, stream.on_text))
-
-    if not await run_until(ctx.clock, ctx.clock.now_ms() + timeout, call):
+    reply = await run_until(
+        ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, stream.on_text)
+    )
+    if reply is TIMED_OUT:
         raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)
-    return replies[0]
+    return reply
 
 
 def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:

@@ -18,7 +18,9 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
 
     A pending call is started first: the tool runs only once
     ``tool-call-started`` is applied (and durable, with a journal), so after a
-    crash the log tells whether it may have run. A call already ``running`` in
+    crash the log tells whether it may have run. It then waits for a place
+    within ``ToolLimits.max_concurrent_per_session`` and the process's
+    :class:`~effects.ProcessLimits`. A call already ``running`` in
     ``state`` (resumed after a crash) is not started again: it runs and completes.
     """
     call_id = eff.tool_call_id
@@ -27,5 +29,6 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
         started = ToolCallStarted(timestamp=ctx.stamp(state.timestamp), tool_call_id=call_id)
         if not await dispatch.dispatch_committed(started):
             return  # refused: the call is no longer pending (the turn ended meanwhile), so it must not run
-    result = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock)
+    async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
+        result = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock)
     dispatch(ToolCallCompleted(timestamp=ctx.stamp(), tool_call_id=call_id, result=result))

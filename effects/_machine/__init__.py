@@ -3,7 +3,9 @@
 Usable for any reducer, not only the agent. Import the public names from ``effects``.
 """
 
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, StepResult
+from ._backlog import DEFAULT_MAX_BACKLOG, Backpressure
+from ._batch import StepResult
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._errors import EffectInputRefused, MachineStopped
 from ._events import (
     EffectCanceled,
@@ -21,8 +23,10 @@ from ._reconcile import Plan, reconcile
 from ._run import parked
 
 __all__ = [
+    "DEFAULT_MAX_BACKLOG",
     "MACHINE_STOPPED",
     "NO_LONGER_DERIVED",
+    "Backpressure",
     "Controller",
     "Dispatch",
     "EffectCanceled",

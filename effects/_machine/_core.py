@@ -8,21 +8,10 @@ thin shell around it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
-import msgspec
-
-from ._events import (
-    EffectCanceled,
-    EffectCompleted,
-    EffectFailed,
-    EffectStarted,
-    InputReceived,
-    InputRejected,
-    MachineEvent,
-    StateUpdated,
-)
+from ._batch import Rejects, StepResult, checked_rejects, fold
+from ._events import EffectCanceled, EffectCompleted, EffectFailed, EffectStarted, MachineEvent
 from ._protocols import Journal
 from ._reconcile import EMPTY_PLAN, Plan, reconcile
 
@@ -30,34 +19,11 @@ S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
 
-Rejects = type[Exception] | tuple[type[Exception], ...]
-"""The exception types by which ``transition`` refuses an input (``()``: none)."""
-
 NO_LONGER_DERIVED = "key no longer derived"
 """Cancellation reason when the state stops deriving an effect's key."""
 
 MACHINE_STOPPED = "machine stopped"
 """Cancellation reason when the machine stops."""
-
-
-class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
-    """What one :meth:`MachineCore.apply` did.
-
-    ``accepted`` pairs each applied input with the state right after it;
-    ``rejected`` pairs each refused input with its rejection; ``plan`` is the
-    reconciliation against the final state; ``starting`` maps each key of
-    ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
-    ``pending`` is the journal's commit still in flight (``apply(hand_over=True)``
-    with a journal that has ``submit``): wait for it before publishing the
-    events or starting the effects.
-    """
-
-    accepted: list[tuple[I, S]]
-    rejected: list[tuple[I, Any]]
-    plan: Plan
-    starting: dict[str, E]
-    events: list[MachineEvent]
-    pending: Future[None] | None = None
 
 
 class MachineCore(Generic[S, I, E]):
@@ -73,6 +39,15 @@ class MachineCore(Generic[S, I, E]):
     * ``check(state, input)``, asked before ``transition``: ``None`` accepts the
       input, anything else is the rejection. For reducers with a cheap
       separate check.
+
+    ``follow_up(before, after)``, when given, is asked after a batch that
+    accepted an input (and is reconciled), with the states before and after
+    it: the inputs it returns are applied right after, in the same batch, so
+    they are journaled in the same commit and no effect sees the state
+    between. It is how a host records, in the batch that makes them runnable,
+    facts the effects about to start rely on (the agent marks the tool calls a
+    batch made runnable as started; effects already running for calls runnable
+    before may have dispatched their own inputs meanwhile).
 
     Any other exception from ``transition`` propagates and the batch is not applied.
 
@@ -91,12 +66,14 @@ class MachineCore(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         *,
         rejects: Rejects = (),
+        follow_up: Callable[[S, S], Iterable[I]] | None = None,
     ) -> None:
         self._state = initial
+        self._follow_up = follow_up
         self._transition = transition
         self._effects_at = effects_at
         self._check = check
-        self._rejects = _checked_rejects(rejects)
+        self._rejects = checked_rejects(rejects)
         self._running: dict[str, E] = {}
         self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
         self._applying = False
@@ -162,25 +139,12 @@ class MachineCore(Generic[S, I, E]):
         events: list[MachineEvent] | None,
         hand_over: bool,
     ) -> StepResult[S, I, E]:
-        state, check, transition, rejects = self._state, self._check, self._transition, self._rejects
         accepted: list[tuple[I, S]] = []
         rejected: list[tuple[I, Any]] = []
-        for inp in inputs:
-            rejection = None if check is None else check(state, inp)
-            if rejection is None:
-                try:
-                    state = transition(state, inp)  # not assigned when it raises: the input changes nothing
-                except rejects as error:
-                    rejection = _rejection_of(error)
-                else:
-                    accepted.append((inp, state))
-                    if events is not None:
-                        events.append(InputReceived(input=inp))
-                        events.append(StateUpdated(input=inp, state=state))
-                    continue
-            rejected.append((inp, rejection))
-            if events is not None:
-                events.append(InputRejected(input=inp, rejection=rejection))
+        how = self._check, self._transition, self._rejects, accepted, rejected, events
+        state = fold(self._state, inputs, *how)
+        if accepted and reconcile and self._follow_up is not None:
+            state = fold(state, self._follow_up(self._state, state), *how)
         pending = None
         if accepted and journal is not None:
             submit = getattr(journal, "submit", None) if hand_over else None
@@ -219,17 +183,21 @@ class MachineCore(Generic[S, I, E]):
             events.extend(EffectStarted(key=key, effect=eff) for key, eff in starting.items())
         return plan, starting
 
-    def effect_ended(self, key: str, error: BaseException | None = None) -> MachineEvent | None:
+    def effect_ended(self, key: str, error: BaseException | None = None, *, events: bool = True) -> MachineEvent | None:
         """Record that the running effect under ``key`` ended (raised ``error`` if given).
 
         Returns the event to publish (``effect-completed`` or ``effect-failed``),
         or ``None`` when ``key`` is not running (it was cancelled meanwhile, so its
         end is no news). Report only the end of the run started last under ``key``.
+        With ``events=False`` the end is recorded the same and no event is built
+        (``None``): a host with nobody to tell skips that work.
         """
         eff = self._running.pop(key, _MISSING)
         if eff is _MISSING:
             return None
         self._ended[key] = eff
+        if not events:
+            return None
         if error is None:
             return EffectCompleted(key=key, effect=eff)
         return EffectFailed(key=key, effect=eff, error=error)
@@ -244,21 +212,6 @@ class MachineCore(Generic[S, I, E]):
         self._running.clear()
         self._ended.clear()
         return events
-
-
-def _checked_rejects(rejects: Rejects) -> Rejects:
-    types = rejects if isinstance(rejects, tuple) else (rejects,)
-    if not all(isinstance(t, type) and issubclass(t, Exception) for t in types):
-        raise TypeError(
-            f"rejects= expects an exception type or a tuple of them (e.g. rejects=InvalidInput), got {rejects!r}"
-        )
-    return rejects
-
-
-def _rejection_of(error: Exception) -> object:
-    """What an input-rejected event carries for ``error``: its ``rejection`` attribute, else the error itself."""
-    rejection = getattr(error, "rejection", None)
-    return error if rejection is None else rejection
 
 
 _MISSING: Any = object()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from typing import Generic, TypeVar
@@ -13,8 +13,10 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ._backlog import DEFAULT_MAX_BACKLOG, Backlog
+from ._batch import Rejects, StepResult
 from ._commits import Commits
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore, Rejects, StepResult
+from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, reraise_single, threadsafe_scheduler
@@ -39,8 +41,9 @@ class Machine(Generic[S, I, E]):
     runs in the machine's task group. An input is refused (``input-rejected``,
     nothing changes) when ``transition`` raises one of the ``rejects`` exception
     types, or when ``check(state, input)`` returns a rejection (see
-    :class:`MachineCore`). ``journal.append`` makes each batch durable before
-    anyone sees its states or an effect depending on it starts; a journal with
+    :class:`MachineCore`, which also describes ``follow_up``: inputs applied
+    at the end of a batch, in it). ``journal.append`` makes each batch durable
+    before anyone sees its states or an effect depending on it starts; a journal with
     ``submit`` (see :class:`Journal`) commits on its own thread while the
     event loop runs other sessions, and this one goes on once the batch is durable.
 
@@ -57,6 +60,11 @@ class Machine(Generic[S, I, E]):
     journaled) without starting effects, and every running effect is cancelled
     with the reason ``machine stopped``. Running again resumes: the effects the
     state derives are started afresh.
+
+    At most ``max_backlog`` inputs (default 1,000; ``None``: no bound) wait to
+    be applied and made durable: over it, :meth:`dispatch` raises
+    :class:`Backpressure` and :meth:`wait_for_room` waits (inputs effects
+    dispatch are never refused; see ``effects._machine._backlog``).
     """
 
     def __init__(
@@ -69,14 +77,19 @@ class Machine(Generic[S, I, E]):
         check: Callable[[S, I], object | None] | None = None,
         rejects: Rejects = (),
         journal: Journal[S, I] | None = None,
+        follow_up: Callable[[S, S], Iterable[I]] | None = None,
+        max_backlog: int | None = DEFAULT_MAX_BACKLOG,
     ) -> None:
-        self._core: MachineCore[S, I, E] = MachineCore(initial, transition, effects_at, check, rejects=rejects)
+        self._core: MachineCore[S, I, E] = MachineCore(
+            initial, transition, effects_at, check, rejects=rejects, follow_up=follow_up
+        )
         self._journal = journal
         self._subscribers = Subscribers()
         self._waits = Waits()
         self._commits: Commits[I] = Commits()
-        self._tasks = EffectTasks(self._core, run_effect, self._subscribers.publish, self._notify, self._waits.fail)
+        self._tasks = EffectTasks(self._core, run_effect, self._subscribers, self._notify, self._waits.fail)
         self._queue: deque[I] = deque()
+        self._backlog = Backlog(max_backlog)
         self._tg: anyio.abc.TaskGroup | None = None
         self._schedule: Callable[..., object] | None = None
         self._loop_thread: int | None = None
@@ -115,12 +128,32 @@ class Machine(Generic[S, I, E]):
         """Queue ``inp``; inputs queued in the same loop turn are applied together, in order. Never blocks.
 
         Call it from the event loop's thread (host code, effect code, subscribers);
-        from another thread it hands over to :meth:`dispatch_threadsafe`.
+        from another thread it hands over to :meth:`dispatch_threadsafe`. Raises
+        :class:`Backpressure` (and queues nothing) when :meth:`backlog` is at
+        ``max_backlog``: await :meth:`wait_for_room` first.
         """
         if self._loop_thread is not None and threading.get_ident() != self._loop_thread:
             self.dispatch_threadsafe(inp)
             return
+        self._backlog.check(len(self._queue))
         self._enqueue(inp)
+
+    def backlog(self) -> int:
+        """Inputs dispatched and not yet applied and durable: queued, on their way from a thread, or committing."""
+        return self._backlog.size(len(self._queue))
+
+    async def wait_for_room(self) -> None:
+        """Return once :meth:`dispatch` accepts an input (at once if it does now).
+
+        A producer that dispatches from outside in a loop awaits it before each
+        dispatch, and so goes at the store's pace. Raises
+        :class:`MachineStopped` if an error stops the machine meanwhile,
+        ``RuntimeError`` if it is stopped with its backlog full.
+        """
+        backlog = self._backlog
+        await self._waits.until(
+            lambda: backlog.size(len(self._queue)) < backlog.limit, self._is_running, "wait_for_room"
+        )
 
     def _enqueue(self, inp: I) -> None:
         self._queue.append(inp)
@@ -128,13 +161,21 @@ class Machine(Generic[S, I, E]):
             self._wake.wake()
 
     def dispatch_threadsafe(self, inp: I) -> None:
-        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks."""
+        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks.
+
+        Raises :class:`Backpressure` as :meth:`dispatch` does (counting the inputs still on their way).
+        """
         if self._schedule is None:
             raise RuntimeError(
                 "Machine.dispatch_threadsafe() needs a running machine, but it is stopped; "
                 "call it inside `async with machine.running():`, or use dispatch() to queue inputs before starting"
             )
-        self._schedule(self.dispatch, inp)
+        self._backlog.set_out(len(self._queue))
+        self._schedule(self._arrive, inp)
+
+    def _arrive(self, inp: I) -> None:
+        self._backlog.arrived()
+        self._enqueue(inp)
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -194,7 +235,7 @@ class Machine(Generic[S, I, E]):
         try:
             async with anyio.create_task_group() as tg:
                 try:
-                    async with self._tasks.group(tg):
+                    async with self._tasks.group():
                         wake = self._start(tg)
                         try:
                             await self._process()
@@ -237,6 +278,7 @@ class Machine(Generic[S, I, E]):
             self._tasks.cancel_all(MACHINE_STOPPED)
             stopped = self._core.stop(MACHINE_STOPPED)
             self._tg = self._schedule = self._loop_thread = self._wake = None
+            self._backlog.committing = 0
             self._commits.stop()
             self._waits.stopped()
             if not failing:  # a failing machine tells no one more: a subscriber may be what failed
@@ -269,7 +311,9 @@ class Machine(Generic[S, I, E]):
             batch, journal=self._journal, events=bool(self._subscribers), hand_over=True
         )
         if result.pending is not None:
+            self._backlog.committing = len(batch)
             await self._durable(result.pending)
+            self._backlog.committing = 0
         self._broken = False
         for key in result.plan.cancel:
             self._tasks.cancel(key, NO_LONGER_DERIVED)

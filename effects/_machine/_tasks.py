@@ -3,9 +3,9 @@
 Under asyncio an effect is a native task in an ``asyncio.TaskGroup`` and is
 cancelled with ``task.cancel(reason)``: starting one costs a fraction of an
 anyio task, which needs a cancel scope of its own. Under trio it is a task of
-the machine's anyio task group, in a trio cancel scope of its own (anyio's
-wrapper around it would only add work). Either way no task outlives the group
-and every cancellation carries a reason.
+a trio nursery, in a trio cancel scope of its own (anyio's task group would
+add a cancel scope, an event and a wrapper coroutine per task). Either way no
+task outlives the group and every cancellation carries a reason.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-import anyio.abc
+import anyio
 
 from ._core import MachineCore
-from ._events import MachineEvent
 from ._loop import on_asyncio, reraise_single
 from ._protocols import Controller
 from ._run import Cancellable, EffectRun, RunHost, enter_run, leave_run
+from ._subscribers import Subscribers
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
@@ -46,37 +46,41 @@ class EffectTasks(Generic[S, I, E]):
         self,
         core: MachineCore[S, I, E],
         run_effect: Callable[[E, S, str], Controller[I]],
-        publish: Callable[[MachineEvent], None],
+        subscribers: Subscribers,
         on_quiet: Callable[[], None],
         on_failure: Callable[[BaseException], None],
     ) -> None:
         self._core = core
         self._run_effect = run_effect
-        self._publish = publish
+        self._subscribers = subscribers
         self._on_quiet = on_quiet
         self._on_failure = on_failure
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
         self._native: asyncio.TaskGroup | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
+        self._nursery: Any = None  # a trio nursery (trio is an optional dependency)
         self._new_scope: Callable[[], ScopeLike] = anyio.CancelScope
         self.active = 0
 
     @asynccontextmanager
-    async def group(self, tg: anyio.abc.TaskGroup) -> AsyncIterator[None]:
+    async def group(self) -> AsyncIterator[None]:
         """Hold the task group effects start in for the block; on exit, wait until every effect task ended.
 
-        ``tg`` is the machine's anyio task group; under asyncio a native task
-        group is opened inside it. Cancel the runs (:meth:`cancel_all`) before
-        the block ends, or the exit waits for them to finish on their own.
+        A native one: an ``asyncio.TaskGroup``, or a trio nursery. Cancel the
+        runs (:meth:`cancel_all`) before the block ends, or the exit waits for
+        them to finish on their own.
         """
         if not on_asyncio():
             import trio  # only reached under trio, which anyio runs only when it is installed
 
-            self._tg, self._new_scope = tg, trio.CancelScope
             try:
-                yield
-            finally:
-                self._tg = None
+                async with trio.open_nursery() as nursery:
+                    self._nursery, self._new_scope = nursery, trio.CancelScope
+                    try:
+                        yield
+                    finally:
+                        self._nursery = None
+            except BaseExceptionGroup as group:
+                reraise_single(group)  # as under asyncio below
             return
         try:
             async with asyncio.TaskGroup() as native:
@@ -100,16 +104,19 @@ class EffectTasks(Generic[S, I, E]):
         if self._native is not None:
             run.handle = self._native.create_task(self._run_native(run, controller), name=f"effect {key}")
         else:
-            assert self._tg is not None, "EffectTasks.launch() outside EffectTasks.group()"
+            assert self._nursery is not None, "EffectTasks.launch() outside EffectTasks.group()"
             run.handle = scope = self._new_scope()
-            run.started = True  # an anyio task always enters its body, even when cancelled first
-            self._tg.start_soon(self._run_scoped, run, controller, scope, name=f"effect {key}")
+            run.started = True  # a trio task always enters its body, even when cancelled first
+            self._nursery.start_soon(self._run_scoped, run, controller, scope, name=f"effect {key}")
         self._runs[key] = run
         self.active += 1
 
     def cancel(self, key: str, reason: str) -> None:
-        """Cancel the run under ``key`` with ``reason``."""
-        self._cancel(self._runs.pop(key), reason)
+        """Cancel the run under ``key`` with ``reason`` (if it has not ended meanwhile: while a batch is being
+        committed, an effect the batch no longer derives may still finish on its own)."""
+        run = self._runs.pop(key, None)
+        if run is not None:
+            self._cancel(run, reason)
 
     def cancel_all(self, reason: str) -> None:
         """Cancel every run with ``reason``."""
@@ -176,10 +183,10 @@ class EffectTasks(Generic[S, I, E]):
         self._ended(run, error)
 
     def _report_end(self, key: str, error: Exception | None) -> None:
-        event = self._core.effect_ended(key, error)
+        event = self._core.effect_ended(key, error, events=bool(self._subscribers))
         if event is not None:
             try:
-                self._publish(event)
+                self._subscribers.publish(event)
             except Exception as failure:  # a subscriber's bug: it stops the machine, from this task
                 self._on_failure(failure)
                 raise

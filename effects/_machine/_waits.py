@@ -49,12 +49,12 @@ class Waits:
             if is_settled():
                 return
 
-    async def until(self, holds: Callable[[], bool], running: Callable[[], bool]) -> None:
-        """Return once ``holds()`` after some batch; raise if the machine stops first."""
+    async def until(self, holds: Callable[[], bool], running: Callable[[], bool], method: str = "until") -> None:
+        """Return once ``holds()`` after some batch; raise if the machine stops first (naming ``Machine.method``)."""
         while not holds():
             if not running():
-                self.raise_if_failed("until")
-                raise RuntimeError("Machine.until(): the machine is not running, so the state will not change")
+                self.raise_if_failed(method)
+                raise RuntimeError(f"Machine.{method}(): the machine is not running, so the state will not change")
             if self._applied is None:
                 self._applied = anyio.Event()
             await self._applied.wait()

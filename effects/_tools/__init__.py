@@ -1,14 +1,20 @@
 """Tools: plain functions the model can call, their schemas, and running one call."""
 
 from ._limits import ToolLimits
+from ._process import ProcessLimits, set_process_limits
 from ._schema import CALL_ID_PARAMETER
+from ._slots import SessionSlots, Slots
 from ._tool import Tool, tool
 from ._toolbox import Toolbox
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "ProcessLimits",
+    "SessionSlots",
+    "Slots",
     "Tool",
     "ToolLimits",
     "Toolbox",
+    "set_process_limits",
     "tool",
 ]

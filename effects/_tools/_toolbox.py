@@ -9,10 +9,12 @@ import anyio
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
-from .._clock import Clock, run_until
+from .._clock import TIMED_OUT, Clock, run_until
 from .._model import INTERNAL_TOOLS
 from . import _messages
-from ._limits import ThreadLimiter, ToolLimits, truncated
+from ._limits import PerLoop, ToolLimits, truncated
+from ._process import process_threads
+from ._slots import Slots
 from ._tool import Tool, tool
 
 
@@ -31,7 +33,8 @@ class Toolbox:
         self, tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (), *, limits: ToolLimits | None = None
     ) -> None:
         self.limits: ToolLimits = limits or (tools.limits if isinstance(tools, Toolbox) else ToolLimits())
-        self._threads = ThreadLimiter(self.limits.max_threads)
+        threads = self.limits.max_threads
+        self._threads = PerLoop(lambda: anyio.CapacityLimiter(threads), "effects.Toolbox threads")
         self._tools: dict[str, Tool[..., Any]] = {}
         for item in tools:
             wrapped = item if isinstance(item, Tool) else tool(item)
@@ -75,27 +78,30 @@ class Toolbox:
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
-        threads = self._threads.current()
         if timeout is None:
-            result = await found.invoke(arguments, tool_call_id, threads=threads)
+            result = await self._invoke(found, arguments, tool_call_id)
         else:
-            result = await _with_timeout(found, arguments, tool_call_id, clock, timeout, threads)
+            result = await self._with_timeout(found, arguments, tool_call_id, clock, timeout)
         return truncated(result, self.limits.max_result_chars)
 
+    async def _invoke(self, found: Tool[..., Any], arguments: str, tool_call_id: str) -> ToolResult:
+        """One call; a sync tool's thread comes from this toolbox's share, then from the process's."""
+        if found.is_async:
+            return await found.invoke(arguments, tool_call_id)
+        own, shared = self._threads.current(), process_threads()
+        if shared is None:
+            return await found.invoke(arguments, tool_call_id, threads=own)
+        async with Slots((own,)):
+            return await found.invoke(arguments, tool_call_id, threads=shared)
 
-async def _with_timeout(
-    found: Tool[..., Any],
-    arguments: str,
-    tool_call_id: str,
-    clock: Clock,
-    timeout_ms: int,
-    threads: anyio.CapacityLimiter,
-) -> ToolResult:
-    result: list[ToolResult] = []
-
-    async def call() -> None:
-        result.append(await found.invoke(arguments, tool_call_id, threads=threads))
-
-    if await run_until(clock, clock.now_ms() + timeout_ms, call):
-        return result[0]
-    return ToolFailure(error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent))
+    async def _with_timeout(
+        self, found: Tool[..., Any], arguments: str, tool_call_id: str, clock: Clock, timeout_ms: int
+    ) -> ToolResult:
+        result = await run_until(
+            clock, clock.now_ms() + timeout_ms, lambda: self._invoke(found, arguments, tool_call_id)
+        )
+        if result is TIMED_OUT:
+            return ToolFailure(
+                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent)
+            )
+        return result

@@ -64,3 +64,36 @@ async def test_the_system_clock_reads_and_waits_for_wall_time() -> None:
     await clock.sleep_until(now)  # already reached: returns at once
     await clock.sleep_until(now + 2)
     assert clock.now_ms() >= now + 2
+
+
+@pytest.mark.anyio
+async def test_a_wall_clock_deadline_ends_only_its_own_block() -> None:
+    clock = SystemClock()
+    after: list[str] = []
+    with clock.scope_until(clock.now_ms() + 60_000):
+        with clock.scope_until(clock.now_ms() + 10):
+            await anyio.sleep(30)
+            after.append("not reached")
+        after.append("inner ended")  # the inner deadline passed: its cancellation ends the inner block only
+        await anyio.sleep(0)
+        after.append("outer ran on")
+    assert after == ["inner ended", "outer ran on"]
+
+    with clock.scope_until(clock.now_ms() + 10):
+        with clock.scope_until(clock.now_ms() + 60_000):
+            await anyio.sleep(30)
+        after.append("not reached either")  # the outer deadline's cancellation passes through the inner block
+    assert after == ["inner ended", "outer ran on"]
+
+
+@pytest.mark.anyio
+async def test_a_cancellation_from_outside_passes_through_a_wall_clock_deadline() -> None:
+    clock = SystemClock()
+    with anyio.move_on_after(0.01) as outer:
+        with clock.scope_until(clock.now_ms() + 60_000):
+            await anyio.sleep(30)
+        pytest.fail("the block swallowed a cancellation that was not its own")
+    assert outer.cancelled_caught
+    with clock.scope_until(clock.now_ms() + 60_000):
+        await anyio.sleep(0)  # a finished block's deadline leaves the task alone
+    await anyio.sleep(0.02)

@@ -94,6 +94,40 @@ async def test_a_session_resumes_from_its_log_and_completes_a_call_that_was_runn
 
 
 @pytest.mark.anyio
+async def test_a_resumed_call_still_pending_starts_once_whatever_batch_comes_before_its_effect_runs() -> None:
+    """The effect of a call pending at resume starts it itself; a batch applied before the effect's first step
+    (a message sent at once; trio runs the ready tasks in random order) must not start it in its place."""
+    runs: list[str] = []
+
+    @tool
+    async def look(tool_call_id: str) -> str:
+        """Look."""
+        runs.append(tool_call_id)
+        return "seen"
+
+    journal = ListJournal()
+    first = Agent(ScriptedModel([call_tools(("look", {})), say("done")]), tools=[look], journal=journal)
+    async with first.running() as session:
+        session.send("look")
+        await session.settled()
+    observed = next(n for n, i in enumerate(journal.inputs) if tag_of(i) == "re-act-observed")
+    pending = replay(journal.inputs[: observed + 1])  # the process died before the call's start was committed
+    assert pending.tool_calls["call-1"].status == "pending"
+    for _ in range(12):
+        runs.clear()
+        model = ScriptedModel([say("done"), say("and that too")])
+        async with Agent(model, tools=[look], initial=pending).running() as session:
+            recorder = Recorder(session)
+            session.send("and look again")
+            with anyio.fail_after(10):
+                await session.settled()
+            state = session.state
+        assert runs == ["call-1"]
+        assert not recorder.rejected
+        assert results(state) == {"call-1": ToolSuccess(content="seen")}
+
+
+@pytest.mark.anyio
 async def test_a_resumed_session_never_reuses_a_message_id() -> None:
     clock = ManualClock(START)
     first = Agent(ScriptedModel([say("one")]), clock=clock, ids=SequentialIds(), session_id="s1")

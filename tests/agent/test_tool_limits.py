@@ -11,7 +11,7 @@ import anyio
 import anyio.from_thread
 import pytest
 
-from agent_core import AgentConfig, ToolFailure, ToolSuccess
+from agent_core import AgentConfig, ToolCallCompleted, ToolFailure, ToolSuccess
 from effects import Agent, Tool, Toolbox, ToolLimits, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
@@ -27,7 +27,7 @@ def _agent(script: list[Any], tools: Toolbox, clock: ManualClock | None = None, 
     )
 
 
-def _forever(entered: anyio.Event, timeout_ms: int | None = None) -> Tool[[], Any]:
+def _forever(entered: anyio.Event, timeout_ms: int | None = None, name: str = "forever") -> Tool[[], Any]:
     """A tool that never returns (it sets ``entered`` when it starts)."""
 
     async def forever() -> str:
@@ -36,7 +36,7 @@ def _forever(entered: anyio.Event, timeout_ms: int | None = None) -> Tool[[], An
         await anyio.sleep_forever()
         return ""
 
-    return tool(timeout_ms=timeout_ms)(forever)
+    return tool(timeout_ms=timeout_ms, name=name)(forever)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -233,3 +233,51 @@ async def test_a_clock_with_only_sleep_until_still_times_tools_out() -> None:
     [failure] = results(state).values()
     assert isinstance(failure, ToolFailure)
     assert failure.error.startswith("tool 'forever' did not finish within its timeout of 5000 ms")
+
+
+async def test_on_the_wall_clock_deadlines_of_parallel_calls_fire_each_at_its_own_time() -> None:
+    """Calls started together: each fails at its own deadline, not before, whatever the order their deadlines
+    were set in, and the instant call, whose deadline is the earliest, succeeds without disturbing them."""
+    slow, fast = _forever(anyio.Event(), 400, name="slow"), _forever(anyio.Event(), 20, name="fast")
+
+    @tool(timeout_ms=10)
+    async def instant() -> str:
+        """Answers at once."""
+        return "now"
+
+    calls = call_tools(("instant", {}), ("slow", {}), ("fast", {}))
+    agent = Agent(ScriptedModel([calls, say("done")]), tools=[slow, fast, instant], ids=SequentialIds())
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("go")
+        with anyio.fail_after(10):
+            await session.settled()
+        state = session.state
+    completed = [i.tool_call_id for i in recorder.inputs if isinstance(i, ToolCallCompleted)]
+    assert completed == ["call-1", "call-3", "call-2"]
+    outcome = results(state)
+    assert outcome["call-1"] == ToolSuccess(content="now")
+    for call_id, name, timeout in (("call-2", "slow", 400), ("call-3", "fast", 20)):
+        failure = outcome[call_id]
+        assert isinstance(failure, ToolFailure)
+        assert failure.error.startswith(f"tool '{name}' did not finish within its timeout of {timeout} ms")
+
+
+async def test_on_the_wall_clock_cancelling_the_turn_cancels_a_call_waiting_for_its_deadline() -> None:
+    entered = anyio.Event()
+    forever = _forever(entered, timeout_ms=60_000)
+
+    agent = Agent(ScriptedModel([call_tools(("forever", {})), say("never")]), tools=[forever], ids=SequentialIds())
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("go")
+        await entered.wait()
+        session.cancel("enough")
+        with anyio.fail_after(10):
+            await session.settled()
+        state = session.state
+    assert "tool-call-completed" not in recorder.tags()  # cancelled, not timed out
+    why = "the turn was cancelled (enough)"
+    assert results(state) == {
+        "call-1": ToolFailure(error=f"interrupted: {why} while the tool was running; its outcome is unknown")
+    }

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import anyio
 import pytest
 
-from agent_core import ContextToolResult, ToolCallApproved, ToolFailure, ToolSuccess
-from effects import tool
-from effects.testing import call_tools, say
+from agent_core import AgentInput, AgentState, ContextToolResult, ToolCallApproved, ToolFailure, ToolSuccess, tag_of
+from effects import Agent, tool
+from effects.testing import ManualClock, ScriptedModel, call_tools, say
 
-from ._helpers import Recorder, make_agent, results, texts
+from ._helpers import START, Recorder, make_agent, results, texts
+
+
+@tool
+async def lookup() -> str:
+    """Look something up."""
+    return "found"
 
 
 @tool(requires_approval=True)
@@ -56,6 +63,32 @@ async def test_a_denied_call_tells_the_model_why() -> None:
     recorder.assert_replays_to(state)
 
 
+class Batches:
+    """A journal keeping the tags of each batch it is given (each batch is one commit)."""
+
+    def __init__(self) -> None:
+        self.tags: list[list[str]] = []
+
+    def append(self, inputs: Sequence[AgentInput], states: Sequence[AgentState], /) -> None:
+        self.tags.append([tag_of(inp) for inp in inputs])
+
+
+@pytest.mark.anyio
+async def test_a_call_starts_in_the_commit_that_makes_it_runnable() -> None:
+    """The observation asking for calls, or the approval of one, is committed with ``tool-call-started``."""
+    journal = Batches()
+    script = [call_tools(("transfer", {"amount": 5}), ("lookup", {})), say("done")]
+    agent = Agent(ScriptedModel(script), tools=[transfer, lookup], clock=ManualClock(START), journal=journal)
+    async with agent.running() as session:
+        session.send("move 5")
+        await session.settled()
+        assert ["re-act-observed", "tool-call-started"] in journal.tags  # lookup starts at once
+        session.approve("call-1")
+        await session.settled()
+    assert ["tool-call-approved", "tool-call-started"] in journal.tags
+    assert sum(batch.count("tool-call-started") for batch in journal.tags) == 2
+
+
 @pytest.mark.anyio
 async def test_deciding_on_a_call_that_needs_no_decision_is_rejected_not_lost() -> None:
     @tool
@@ -76,7 +109,10 @@ async def test_deciding_on_a_call_that_needs_no_decision_is_rejected_not_lost() 
     [(refused, rejection)] = recorder.rejected
     assert isinstance(refused, ToolCallApproved)
     assert rejection.code == "approval-not-required"
-    assert rejection.message == "tool call 'call-1' (harmless) does not require approval; expected a call awaiting approval"
+    assert (
+        rejection.message
+        == "tool call 'call-1' (harmless) does not require approval; expected a call awaiting approval"
+    )
 
 
 @pytest.mark.anyio

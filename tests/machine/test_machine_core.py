@@ -195,6 +195,15 @@ def test_effect_ended_reports_completion_or_failure_once() -> None:
     assert c.effect_ended("job:a") is None  # not running any more: no news
 
 
+def test_without_events_an_end_is_recorded_the_same_and_no_event_is_built() -> None:
+    c = core()
+    c.apply([StartJob("a")])
+    assert c.effect_ended("job:a", events=False) is None
+    assert c.running_keys() == ()
+    assert c.ended_keys() == ("job:a",)
+    assert c.apply([]).starting == {}  # ended while derived: not restarted
+
+
 def test_the_end_of_a_cancelled_effect_is_no_news() -> None:
     c = core()
     c.apply([StartJob("a")])
@@ -274,6 +283,34 @@ def test_apply_from_inside_a_batch_is_refused() -> None:
     holder.append(MachineCore(Counter(), reentrant, effects_at))
     with pytest.raises(RuntimeError, match="queue the input and apply it after this batch returns"):
         holder[0].apply([Inc()])
+
+
+def test_follow_up_inputs_join_the_batch_that_accepted_an_input_before_the_journal_and_the_reconciliation() -> None:
+    asked: list[tuple[Counter, Counter]] = []
+
+    def follow_up(before: Counter, after: Counter) -> list[Input]:
+        """A batch that adds jobs announces them: one ``Inc`` (and a negative limit, refused)."""
+        asked.append((before, after))
+        return [Inc(), SetLimit(-1)] if len(after.jobs) > len(before.jobs) else []
+
+    c: MachineCore[Counter, Input, str] = MachineCore(Counter(), transition, effects_at, check, follow_up=follow_up)
+    journal = Recorder()
+    result = c.apply([StartJob("a"), SetLimit(3)], journal=journal)
+    assert asked == [(Counter(), Counter(limit=3, jobs=("a",)))]  # once, with the states around the batch
+    assert journal.batches == [[StartJob("a"), SetLimit(3), Inc()]]
+    assert result.rejected == [(SetLimit(-1), "limit must be >= 0, got -1")]
+    assert c.current() == Counter(count=1, limit=3, jobs=("a",))
+    assert result.starting == {"job:a": "a", "tick:1": "tick"}  # derived from the state after the follow-up
+    assert result.events[-5:-2] == [
+        InputReceived(input=Inc()),
+        StateUpdated(input=Inc(), state=Counter(count=1, limit=3, jobs=("a",))),
+        InputRejected(input=SetLimit(-1), rejection="limit must be >= 0, got -1"),
+    ]
+    c.apply([SetLimit(-2)], journal=journal)  # nothing accepted: not asked
+    c.apply([])  # nothing to apply (a resume's reconciliation): not asked
+    c.apply([SetLimit(4)], journal=journal, reconcile=False)  # a machine stopping starts nothing: not asked
+    assert len(asked) == 1
+    assert journal.batches[1:] == [[SetLimit(4)]]
 
 
 class CoreProperty(RuleBasedStateMachine):
