@@ -7,7 +7,7 @@ and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
-from ._config import AgentConfig, ToolDefinition
+from ._config import DEFAULT_MAX_TURN_MS, AgentConfig, ToolDefinition
 from ._context import (
     ContextEntry,
     ContextMessage,
@@ -79,6 +79,7 @@ from ._workflow import (
 
 __all__ = [
     "ALLOW",
+    "DEFAULT_MAX_TURN_MS",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "SCHEMA_VERSION",

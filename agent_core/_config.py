@@ -9,6 +9,10 @@ import msgspec
 from ._workflow import Workflow
 
 BudgetPolicy = Literal["fail", "final-answer"]
+
+DEFAULT_MAX_TURN_MS = 1_800_000
+"""A turn that has run for 30 minutes (not counting time it only waited for a person's approval) ends with
+outcome ``failed``, reason ``timeout``; ``AgentConfig(max_turn_ms=None)`` turns the deadline off."""
 UserMessagePolicy = Literal["merge", "queue", "interrupt"]
 
 EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
@@ -17,7 +21,9 @@ EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
 class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How an agent behaves; fixed for a session by its ``session-started`` input.
 
-    Budgets (``max_*``) count per turn and are off when ``None``. When one is
+    Budgets (``max_*``) count per turn and are off when ``None``. ``max_turn_ms``
+    bounds a turn's running time (default :data:`DEFAULT_MAX_TURN_MS`, 30 minutes);
+    time the turn spends only waiting for a person's approval does not count. When one is
     spent, ``on_budget_exhausted`` decides: ``"fail"`` ends the turn with
     outcome ``failed``; ``"final-answer"`` derives exactly one more model call
     with tools disabled, and the turn ends after it.
@@ -33,7 +39,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     max_model_calls: int | None = None
     max_tool_calls: int | None = None
     max_tokens: int | None = None
-    max_turn_ms: int | None = None
+    max_turn_ms: int | None = DEFAULT_MAX_TURN_MS
     on_budget_exhausted: BudgetPolicy = "fail"
     max_identical_tool_calls: int = 3
     llm_max_attempts: int = 3

@@ -6,7 +6,7 @@ from typing import Literal, Union
 
 import msgspec
 
-from ._state import AgentState
+from ._state import AgentState, running_deadline
 
 
 class CallLlm(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="call-llm"):
@@ -47,14 +47,16 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
     pending or running call; ``call-llm:<turn>:<context_rev>:<attempt>`` while
     the model should be asked (the key changes exactly when what the call
     would send changes, or on a retry); ``wait-until:<reason>:<turn>:<at>``
-    for a retry backoff and for the turn's deadline. Cost: O(open calls).
+    for a retry backoff and for the turn's deadline (none while the turn only
+    waits for a person's approval: that time does not count). Cost: O(open calls).
     """
     turn = state.turn
     if turn is None:
         return {}
     effects: dict[str, Effect] = {}
-    if turn.deadline is not None:
-        effects[f"wait-until:deadline:{turn.number}:{turn.deadline}"] = WaitUntil(at=turn.deadline, reason="deadline")
+    deadline = running_deadline(turn)
+    if deadline is not None:
+        effects[f"wait-until:deadline:{turn.number}:{deadline}"] = WaitUntil(at=deadline, reason="deadline")
     if turn.retry_at is not None:
         effects[f"wait-until:retry:{turn.number}:{turn.retry_at}"] = WaitUntil(at=turn.retry_at, reason="retry")
         return effects

@@ -102,6 +102,9 @@ def _turn(state: AgentState) -> list[str]:
         for call_id in turn.tool_call_ids:
             if state.tool_calls[call_id].result is None:
                 problems.append(f"a model call would run before tool call {call_id!r} has a result")
+    waiting = turn.deadline is not None and phase(state) is Phase.AWAITING_APPROVAL
+    if waiting != (turn.paused_at is not None):
+        problems.append(f"turn.paused_at is {turn.paused_at} in phase {phase(state)} with deadline {turn.deadline}")
     if not state.started:
         problems.append("a turn is open before session-started")
     return problems

@@ -79,6 +79,10 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     those waiting for a person's decision; both in request order.
     ``context_rev`` changes exactly when what the next model call would send
     changes, so the ``call-llm`` effect key follows it.
+    ``deadline`` is when the turn's running time reaches ``max_turn_ms``; while
+    the turn only waits for a person's approval, ``paused_at`` holds when that
+    wait began, no deadline timer runs, and the deadline moves on by the wait
+    when the turn runs again (see :func:`running_deadline`).
     """
 
     number: int
@@ -98,6 +102,12 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     exhausted: str = ""
     streaming_message_id: str = ""
     repeats: tuple[tuple[str, str, int], ...] = ()
+    paused_at: int | None = None
+
+
+def running_deadline(turn: Turn) -> int | None:
+    """The time ``turn``'s deadline timer fires at, or ``None`` when it has none or waits for an approval."""
+    return turn.deadline if turn.paused_at is None else None
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):

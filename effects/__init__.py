@@ -4,6 +4,8 @@ reverse. Test doubles (a scripted model, a manual clock, sequential ids) are in 
 
 from ._agent import (
     INTERRUPTED,
+    MIN_SECRET_CHARS,
+    REDACTED,
     Agent,
     AgentRuntime,
     EffectContext,
@@ -142,7 +144,9 @@ __all__ = [
     "LOAD_OLDER_MESSAGES",
     "LOAD_TOOL_CALL_RESULTS",
     "MACHINE_STOPPED",
+    "MIN_SECRET_CHARS",
     "NO_LONGER_DERIVED",
+    "REDACTED",
     "Agent",
     "AgentRuntime",
     "Backpressure",

@@ -9,6 +9,7 @@ from .._inputs import AgentInput, WorkflowActionTaken, tag_of
 from .._phase import phase
 from .._state import AgentState
 from ._common import WRONG_PHASE, reject, reject_phase
+from ._deadline import pause_or_resume
 from ._table import HANDLERS, INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind
 from .on_session_started import on_session_started
 
@@ -35,7 +36,7 @@ def transition(state: AgentState, inp: AgentInput) -> AgentState:
             )
         if not state.started and handler is not on_session_started:
             reject_phase(state, inp)
-        return handler(state, inp)
+        return pause_or_resume(handler(state, inp))
     except InvalidInput as error:
         raise InvalidInput(_valid_now(error.rejection, state)) from None
 

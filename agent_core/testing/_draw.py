@@ -9,15 +9,15 @@ from hypothesis import strategies as st
 
 from .._inputs import WorkflowActionTaken
 from .._reducer import check
-from .._state import AgentState, Turn
+from .._state import AgentState, Turn, running_deadline
 from ._values import ids
 
 T = TypeVar("T")
 
 
 def due_at(turn: Turn) -> int | None:
-    """The earliest time a ``timer-fired`` is due in ``turn`` (retry backoff or deadline), if any."""
-    times = [at for at in (turn.retry_at, turn.deadline) if at is not None]
+    """The earliest time a ``timer-fired`` is due in ``turn`` (retry backoff or a running deadline), if any."""
+    times = [at for at in (turn.retry_at, running_deadline(turn)) if at is not None]
     return min(times) if times else None
 
 

@@ -79,7 +79,7 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "max_model_calls": st.sampled_from((None, None, None, None, 0, 1, 3, 8)),
         "max_tool_calls": st.sampled_from((None, None, None, None, 0, 1, 3, 12)),
         "max_tokens": st.sampled_from((None, None, None, 0, 500, 5_000)),
-        "max_turn_ms": st.sampled_from((None, None, None, 0, 1_000, 30_000, 300_000)),
+        "max_turn_ms": st.sampled_from((None, None, 1_800_000, 0, 1_000, 30_000, 300_000)),
         "on_budget_exhausted": st.sampled_from(("fail", "final-answer")),
         "max_identical_tool_calls": st.sampled_from((3, 4, 2, 10, 1)),
         "llm_max_attempts": st.sampled_from((3, 2, 4, 1)),

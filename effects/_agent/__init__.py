@@ -4,12 +4,15 @@ and durable sessions over a store (``open_session``)."""
 from ._context import EffectContext
 from ._events import TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
+from ._redact import MIN_SECRET_CHARS, REDACTED
 from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._runtime import AgentRuntime
 from ._session import Agent, Session
 
 __all__ = [
     "INTERRUPTED",
+    "MIN_SECRET_CHARS",
+    "REDACTED",
     "Agent",
     "AgentRuntime",
     "EffectContext",

@@ -69,6 +69,7 @@ async def open_session(
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     durability: Durability = "input",
     max_backlog: int | None = DEFAULT_MAX_BACKLOG,
+    secrets: Iterable[str] = (),
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -84,14 +85,22 @@ async def open_session(
     instead (see :class:`SessionJournal`): faster, and a crash loses at most
     the turn in progress (its tools may then run again when it is asked again).
     ``max_backlog`` bounds the inputs from outside waiting for the store (see
-    :class:`Agent`).
+    :class:`Agent`). ``secrets`` are redacted from every input (see :class:`Agent`);
+    they are not stored, so pass them each time.
     """
     clock = clock if clock is not None else SystemClock()
     if session_exists(store, session_id):
         journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability)
         complete_interrupted(journal, clock.now_ms())
         agent = Agent(
-            model, tools=tools, clock=clock, ids=ids, journal=journal, initial=journal.state, max_backlog=max_backlog
+            model,
+            tools=tools,
+            clock=clock,
+            ids=ids,
+            journal=journal,
+            initial=journal.state,
+            max_backlog=max_backlog,
+            secrets=secrets,
         )
     else:
         journal = SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability)
@@ -104,6 +113,7 @@ async def open_session(
             session_id=session_id,
             journal=journal,
             max_backlog=max_backlog,
+            secrets=secrets,
         )
     try:
         async with agent.running() as session:

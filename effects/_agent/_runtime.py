@@ -8,7 +8,7 @@ sleeps on the clock; each dispatches its outcome back as inputs.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import assert_never
 
 from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCallStarted, WaitUntil, effects_at
@@ -19,6 +19,7 @@ from .._model import Model
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
+from ._redact import RedactingDispatch, Redactor
 from .call_llm import call_llm
 from .call_tool import call_tool
 from .wait_until import wait_until
@@ -29,7 +30,8 @@ class AgentRuntime:
 
     ``floor`` gives the timestamp of the newest input applied (the machine's
     ``current().timestamp``): new timestamps never go below it nor below any
-    stamped before, even if the wall clock is set back.
+    stamped before, even if the wall clock is set back. Every input and streamed
+    text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first.
     """
 
     def __init__(
@@ -40,7 +42,9 @@ class AgentRuntime:
         ids: IdSource,
         floor: Callable[[], int] = lambda: 0,
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
+        secrets: Iterable[str] = (),
     ) -> None:
+        self.redactor = Redactor(secrets)
         self._model = model
         self._model_timeout_ms = model_timeout_ms
         self._toolbox = toolbox
@@ -124,6 +128,8 @@ class _Run:
     def start(self, dispatch: Dispatch[AgentInput], /) -> Awaitable[None]:
         # Hands back the handler's own coroutine: no frame of its own per effect.
         eff = self.eff
+        if self.ctx.redactor:  # values from the model and the tools enter here: no secret gets past
+            dispatch = RedactingDispatch(dispatch, self.ctx.redactor)
         if isinstance(eff, CallTool):
             return call_tool(self.ctx, eff, self.state, dispatch)
         if isinstance(eff, CallLlm):

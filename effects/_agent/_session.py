@@ -39,6 +39,7 @@ from .._model import Model
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
+from ._redact import Redactor
 from ._runtime import AgentRuntime
 
 
@@ -51,6 +52,11 @@ class Agent:
     ``session_id`` defaults to a new id from ``ids``. A model call that has not
     answered after ``model_timeout_ms`` (on ``clock``; default 10 minutes,
     ``None`` for no limit) fails as a retryable ``llm-call-failed``.
+    ``secrets`` are values (at least 8 characters) that no input may hold: each
+    occurrence in the model's text and tool-call arguments, tool results and
+    errors, model errors and a person's messages becomes ``[redacted]`` before it
+    enters the log, the state or a subscriber's events (``ValueError`` for a
+    shorter value). They are not stored: pass them again when the session resumes.
 
     ``journal`` receives every accepted input, with the state after it, before
     anything depends on it (a :class:`~effects.SessionJournal` on a store makes
@@ -77,8 +83,10 @@ class Agent:
         initial: AgentState | None = None,
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         max_backlog: int | None = DEFAULT_MAX_BACKLOG,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.model = model
+        self.secrets = Redactor(secrets).secrets  # checked now, where the developer passes them
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
         self.config = config if config is not None else AgentConfig()
@@ -106,6 +114,7 @@ class Agent:
             self.ids,
             floor=lambda: machine.current().timestamp,
             model_timeout_ms=self.model_timeout_ms,
+            secrets=self.secrets,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -122,14 +131,13 @@ class Agent:
         async with machine.running():
             if self.initial is None:
                 # Dispatched once running, so subscribers added as the block starts see it too.
-                machine.dispatch(
-                    SessionStarted(
-                        timestamp=runtime.stamp(),
-                        session_id=self.session_id or self.ids.new_id("session"),
-                        config=self.config,
-                        tools=self.toolbox.definitions(),
-                    )
+                started = SessionStarted(
+                    timestamp=runtime.stamp(),
+                    session_id=self.session_id or self.ids.new_id("session"),
+                    config=self.config,
+                    tools=self.toolbox.definitions(),
                 )
+                machine.dispatch(runtime.redactor.input(started))
             yield Session(machine, runtime)
 
 
@@ -203,8 +211,11 @@ class Session:
         self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=reason))
 
     def dispatch(self, inp: AgentInput) -> None:
-        """Dispatch any input (stamp it with :meth:`now_ms` to keep timestamps in order)."""
-        self.machine.dispatch(inp)
+        """Dispatch any input (stamp it with :meth:`now_ms` to keep timestamps in order).
+
+        The agent's ``secrets`` in it are replaced by ``[redacted]`` first: the log is shared, so a
+        secret a person types into a message is kept out of it like one a tool returns."""
+        self.machine.dispatch(self._runtime.redactor.input(inp))
 
     def now_ms(self) -> int:
         """A timestamp for a new input: the clock's time, never earlier than the last one."""

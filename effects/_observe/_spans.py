@@ -6,7 +6,9 @@ steps, from a stored log (:func:`session_spans`) or from a running session's
 the same spans. A turn is an ``invoke_agent`` span; each effect the state
 derives is a child span from the input that derived it to the input that
 ended it: ``call-llm`` a ``chat`` span, ``call-tool`` an ``execute_tool``
-span, ``wait-until`` a ``wait`` span (retry backoff, turn deadline). Ids come
+span, a retry backoff's ``wait-until`` a ``wait retry`` span. The turn's
+deadline timer gets none: it is a guard over the whole turn, not work, and a
+turn it ends says so in the turn span's outcome. Ids come
 from the session id and the effect keys (:func:`span_id_of`).
 """
 
@@ -86,7 +88,7 @@ class SpanProjection:
         at = inp.timestamp
         done: list[SpanData] = []
         plan = reconcile(effects_at(before), effects_at(after))
-        for key in plan.cancel:
+        for key in filter(_traced, plan.cancel):
             done.extend(self._end(key, at, seq, effect_end(inp, key, after, answered_by(inp, key), self.conventions)))
         turn_key = _turn_key(before)
         if turn_key in self._open:
@@ -101,7 +103,7 @@ class SpanProjection:
             self._open[new_turn].events.append(
                 SpanEvent(name=tag_of(inp), timestamp=at, attributes=input_event(seq, inp))
             )
-        for key in plan.start:
+        for key in filter(_traced, plan.start):
             self._start(key, new_turn, at, seq, effect_start(key, after, self.conventions))
         return done
 
@@ -173,8 +175,12 @@ class SpanProjection:
         if turn_key is None or state.turn is None:
             return
         self._start(turn_key, None, state.turn.started_at, state.step, turn_start(state, self.conventions))
-        for key in effects_at(state):
+        for key in filter(_traced, effects_at(state)):
             self._start(key, turn_key, _started_at(key, state), state.step, effect_start(key, state, self.conventions))
+
+
+def _traced(key: str) -> bool:
+    return not key.startswith("wait-until:deadline:")
 
 
 def _turn_key(state: AgentState) -> str | None:

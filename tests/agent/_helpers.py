@@ -35,10 +35,14 @@ START = 1_700_000_000_000
 def make_agent(
     script: Sequence[Any] | Callable[..., Any] | ScriptedModel, tools: Iterable[Callable[..., Any]] = (), **config: Any
 ) -> tuple[Agent, ScriptedModel, ManualClock]:
-    """An agent with a scripted model, a manual clock at ``START`` and sequential ids."""
+    """An agent with a scripted model, a manual clock at ``START`` and sequential ids.
+
+    The turn deadline is off unless ``max_turn_ms`` is given: tests here list effects and the clock's
+    sleepers; ``test_turn_deadline.py`` runs the default."""
     model = script if isinstance(script, ScriptedModel) else ScriptedModel(script)
     clock = ManualClock(START)
-    agent = Agent(model, tools=tools, config=AgentConfig(**config), clock=clock, ids=SequentialIds(), session_id="s1")
+    config_struct = AgentConfig(**{"max_turn_ms": None, **config})
+    agent = Agent(model, tools=tools, config=config_struct, clock=clock, ids=SequentialIds(), session_id="s1")
     return agent, model, clock
 
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import anyio
 import pytest
 
-from agent_core import AgentState, LlmContext, TurnOutcome
+from agent_core import AgentConfig, AgentState, LlmContext, TurnOutcome
 from effects import Agent, MachineEvent, ModelReply, StateUpdated, TextDelta, TextSink, tool
 from effects.testing import ManualClock, SequentialIds, call_tools, fail, say
 
@@ -34,6 +34,7 @@ async def test_a_clock_that_raises_stops_the_session_with_its_error() -> None:
         make_agent([fail("rate limited", retryable=True), say("never")])[1],
         clock=BrokenClock(START),
         ids=SequentialIds(),
+        config=AgentConfig(max_turn_ms=None),  # the retry's timer is the first to break
     )
     states: list[str] = []
     with pytest.raises(RuntimeError, match="the clock's timer is broken") as caught:

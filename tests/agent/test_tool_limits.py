@@ -11,7 +11,7 @@ import anyio
 import anyio.from_thread
 import pytest
 
-from agent_core import ToolCallCompleted, ToolFailure, ToolSuccess
+from agent_core import AgentConfig, ToolCallCompleted, ToolFailure, ToolSuccess
 from effects import Agent, Tool, Toolbox, ToolLimits, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
@@ -20,9 +20,11 @@ from ._helpers import START, Recorder, make_agent, results, texts
 pytestmark = pytest.mark.anyio
 
 
-def _agent(script: list[Any], tools: Toolbox, clock: ManualClock | None = None) -> Agent:
+def _agent(script: list[Any], tools: Toolbox, clock: ManualClock | None = None, **config: Any) -> Agent:
     clock = clock or ManualClock(START)
-    return Agent(ScriptedModel(script), tools=tools, clock=clock, ids=SequentialIds(), session_id="s")
+    return Agent(
+        ScriptedModel(script), tools=tools, clock=clock, ids=SequentialIds(), session_id="s", config=AgentConfig(**config)
+    )
 
 
 def _forever(entered: anyio.Event, timeout_ms: int | None = None, name: str = "forever") -> Tool[[], Any]:
@@ -93,7 +95,8 @@ async def test_limits_without_a_default_timeout_let_a_tool_run_on() -> None:
     forever = _forever(entered)
 
     clock = ManualClock(START)
-    agent = _agent([call_tools(("forever", {}))], Toolbox([forever], limits=ToolLimits(timeout_ms=None)), clock)
+    toolbox = Toolbox([forever], limits=ToolLimits(timeout_ms=None))
+    agent = _agent([call_tools(("forever", {}))], toolbox, clock, max_turn_ms=None)  # nor a turn deadline
     async with agent.running() as session:
         session.send("go")
         await entered.wait()

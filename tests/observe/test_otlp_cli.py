@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
 
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from otlp_receiver import serving
 
 from effects.cli import main
 
 from ._session import SESSION
 
 
-class Receiver(BaseHTTPRequestHandler):
-    """Accepts OTLP/HTTP protobuf trace exports and keeps the decoded requests on the server."""
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(body)
-        self.server.requests.append((self.path, request))  # type: ignore[attr-defined]
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-
 @pytest.fixture
 def receiver() -> Iterator[HTTPServer]:
-    server = HTTPServer(("127.0.0.1", 0), Receiver)
-    server.requests = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        yield server
 
 
 def test_export_otlp_sends_the_spans_of_a_stored_session(

@@ -28,8 +28,11 @@ TOOLS = (SEARCH, FETCH, REFUND)
 
 
 def started(*, tools: tuple[ac.ToolDefinition, ...] = TOOLS, **config: Any) -> ac.AgentState:
-    """A session started at ``T0`` with ``tools`` and an ``AgentConfig`` built from ``config``."""
-    config_struct = ac.AgentConfig(**config)
+    """A session started at ``T0`` with ``tools`` and an ``AgentConfig`` built from ``config``.
+
+    The turn deadline is off unless ``max_turn_ms`` is given: these tests list the effects a state derives,
+    and the deadline has tests of its own."""
+    config_struct = ac.AgentConfig(**{"max_turn_ms": None, **config})
     return fold(ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="s1", config=config_struct, tools=tools))
 
 

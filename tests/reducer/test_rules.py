@@ -25,7 +25,7 @@ def in_turn(**config: object) -> ac.AgentState:
         timestamp=T0,
         session_id="s1",
         tools=(ac.ToolDefinition(name="search"),),
-        config=ac.AgentConfig(rules=("test-no-root",), **config),  # type: ignore[arg-type]
+        config=ac.AgentConfig(rules=("test-no-root",), **{"max_turn_ms": None, **config}),  # type: ignore[arg-type]
     )
     return fold(ac.initial_state(), start, user("u1", at=T0 + 1))
 

@@ -44,7 +44,7 @@ WORKFLOW = ac.Workflow(
 
 
 def start(workflow: ac.Workflow | None = WORKFLOW) -> ac.SessionStarted:
-    return ac.SessionStarted(timestamp=T0, session_id="s1", tools=TOOLS, config=ac.AgentConfig(workflow=workflow))
+    return ac.SessionStarted(timestamp=T0, session_id="s1", tools=TOOLS, config=ac.AgentConfig(workflow=workflow, max_turn_ms=None))
 
 
 def in_turn() -> ac.AgentState:

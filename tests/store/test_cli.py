@@ -96,7 +96,7 @@ def test_inspect_shows_the_timeline_and_the_state_at_a_record(db: Path, capsys: 
     lines = out.splitlines()
     assert lines[0] == "session s1: 65 inputs; showing records 1 to 3"
     assert lines[2].split() == ["2", "+0.001s", "user-message-received", "idle", "->", "thinking", "'question", "0'"]
-    assert lines[3].strip() == "start call-llm:1:0:0"
+    assert lines[3].strip() == "start wait-until:deadline:1:1767227400001, call-llm:1:0:0"  # the default 30 minutes
     assert lines[4].split()[:6] == ["3", "+0.001s", "re-act-observed", "thinking", "->", "acting"]
     assert [line.strip() for line in lines[5:8]] == [
         "tokens: 100 in, 10 out",
@@ -104,7 +104,7 @@ def test_inspect_shows_the_timeline_and_the_state_at_a_record(db: Path, capsys: 
         "start call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2",
     ]
     assert "  phase: acting (turn 1: 1 model calls, 3 tool calls, 110 tokens)" in lines
-    assert "  effects that should run: call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2" in lines
+    assert "  effects that should run: wait-until:deadline:1:1767227400001, call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2" in lines
 
 
 def test_inspect_json(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,119 @@
+"""Configured secret values never enter a session: every input is redacted where it enters.
+
+``Agent(..., secrets=[...])`` names values (database passwords, tokens) that
+must reach no log, export, trace or error message. Everything that enters a
+session from outside becomes an input first, so redacting the inputs where
+they are dispatched covers every way in at once: the model's text and tool-call
+arguments, tool results and failures, model errors, a person's message or
+denial reason, the configuration in ``session-started``. Streamed text is
+redacted too, holding back the end of a chunk that may be the start of a
+secret split across chunks. The reducer never sees a secret, so nothing
+derived from the state (the model's next request, spans, ``inspect``) can show one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from agent_core import AgentInput, LlmMessageCompleted
+
+from .._machine import Dispatch
+from ._events import TextDelta
+
+REDACTED = "[redacted]"
+"""What replaces each occurrence of a configured secret in inputs and streamed text."""
+
+MIN_SECRET_CHARS = 8
+"""The shortest secret accepted: a shorter value would redact ordinary words and ids."""
+
+
+class Redactor:
+    """Replaces the configured secrets (longest first) with :data:`REDACTED`. Empty: changes nothing, costs nothing."""
+
+    __slots__ = ("secrets",)
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        values = set()
+        for secret in secrets:
+            if not isinstance(secret, str) or len(secret) < MIN_SECRET_CHARS:
+                shown = f"a string of {len(secret)} characters" if isinstance(secret, str) else type(secret).__name__
+                raise ValueError(
+                    f"a secret must be a string of at least {MIN_SECRET_CHARS} characters, got {shown}; "
+                    "pass the secret values themselves (e.g. os.environ['DB_PASSWORD']), not their names"
+                )
+            values.add(secret)
+        self.secrets: tuple[str, ...] = tuple(sorted(values, key=lambda s: (-len(s), s)))
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced (the same object when it holds none)."""
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def input(self, inp: AgentInput) -> AgentInput:
+        """``inp`` with every secret in any of its text fields replaced (``inp`` itself when it holds none)."""
+        if not self.secrets:
+            return inp
+        raw = msgspec.to_builtins(inp)
+        cleaned = self._walk(raw)
+        return inp if cleaned is raw else msgspec.convert(cleaned, type(inp))
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            items = {self.text(k): self._walk(v) for k, v in value.items()}
+            same = all(a is b for a, b in zip(items.values(), value.values(), strict=True))
+            return value if same and items.keys() == value.keys() else items
+        if isinstance(value, list):
+            walked = [self._walk(v) for v in value]
+            return value if all(a is b for a, b in zip(walked, value, strict=True)) else walked
+        return value
+
+    def held_back(self, text: str) -> int:
+        """How many characters at the end of ``text`` could begin a secret (to wait for the next chunk)."""
+        longest = 0
+        for secret in self.secrets:
+            for n in range(min(len(secret) - 1, len(text)), longest, -1):
+                if text.endswith(secret[:n]):
+                    longest = n
+                    break
+        return longest
+
+
+class RedactingDispatch:
+    """A :class:`~effects.Dispatch` that redacts an effect's inputs and streamed text before passing them on."""
+
+    __slots__ = ("inner", "pending", "redactor")
+
+    def __init__(self, inner: Dispatch[AgentInput], redactor: Redactor) -> None:
+        self.inner, self.redactor = inner, redactor
+        self.pending: dict[str, str] = {}  # message id -> streamed text held back
+
+    def __call__(self, inp: AgentInput, /) -> None:
+        if isinstance(inp, LlmMessageCompleted):
+            rest = self.pending.pop(inp.message_id, "")
+            if rest:
+                self.inner.emit(TextDelta(message_id=inp.message_id, text=self.redactor.text(rest)))
+        self.inner(self.redactor.input(inp))
+
+    async def dispatch_committed(self, inp: AgentInput, /) -> bool:
+        return await self.inner.dispatch_committed(self.redactor.input(inp))
+
+    def emit(self, event: Any, /) -> None:
+        if not isinstance(event, TextDelta):
+            self.inner.emit(event)
+            return
+        text = self.redactor.text(self.pending.pop(event.message_id, "") + event.text)
+        keep = self.redactor.held_back(text)
+        if keep:
+            self.pending[event.message_id], text = text[-keep:], text[:-keep]
+        if text:
+            self.inner.emit(TextDelta(message_id=event.message_id, text=text))
