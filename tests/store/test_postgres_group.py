@@ -50,14 +50,16 @@ def held(dsn: str, store: PostgresStore, blocker: str) -> Iterator[Future[None]]
         db.execute("SELECT 1 FROM agent_core_sessions WHERE name = %s FOR UPDATE", (blocker,))
         first = journal.submit(session(1, session_id=blocker)[journal.seq : journal.seq + 1])
         assert first is not None
-        waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        waiting = (
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+            "AND query LIKE 'SELECT name, length FROM agent_core_sessions %'"
+        )
         with psycopg().connect(dsn, autocommit=True) as watch:
-            while watch.execute(waiting).fetchone() != (1,):  # until the writer waits for our lock
+            while watch.execute(waiting).fetchone() != (1,):  # until the writer's group waits for our lock
                 time.sleep(0.005)
         yield first
         with contextlib.suppress(psycopg().OperationalError):  # a test that stopped the server meanwhile
             db.commit()
-    first.result()
 
 
 def wait_all(pending: list[Future[None] | None]) -> list[BaseException | None]:
@@ -110,15 +112,15 @@ def test_a_group_that_cannot_commit_fails_every_batch_in_it(postgres_server: Pos
     journals = [SessionJournal(store, f"s{n}") for n in range(5)]
     for journal in journals:
         journal.append(session(0, session_id=journal.session_id))
-    with pytest.raises(StoreUnavailable), held(postgres_dsn, store, "blocker"):
-        pending = [j.submit(session(1, session_id=j.session_id)[1:3]) for j in journals]
+    with held(postgres_dsn, store, "blocker") as first:
+        pending = [first, *(j.submit(session(1, session_id=j.session_id)[1:3]) for j in journals)]
         try:
             postgres_server.stop()  # the held group and the queued one are in flight
         finally:
             errors = wait_all(pending)
             postgres_server.start()
     assert all(isinstance(error, StoreUnavailable) for error in errors), errors
-    assert "cannot reach the PostgreSQL store" in str(errors[0])
+    assert "cannot reach the PostgreSQL store" in str(errors[1])
     assert [info.length for info in store.sessions() if info.session_id.startswith("s")] == [1] * 5
     for journal in journals:  # nothing of them was written: their journals refuse to go on
         with pytest.raises(RuntimeError, match="failed to commit"):
