@@ -29,6 +29,7 @@ from agent_core import (
 )
 
 from .._agent import AgentRuntime, SequentialIds
+from .._agent._redact import RedactingDispatch, Redactor
 from .._agent.call_llm import call_llm
 from .._agent.call_tool import call_tool
 from .._clock import Clock, SystemClock
@@ -70,8 +71,10 @@ class SessionActivities:
         tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
         clock: Clock | None = None,
         config: AgentConfig | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.logs = logs
+        self.secrets = Redactor(secrets).secrets  # checked now, where the developer passes them
         self.model = model
         self.toolbox = Toolbox(tools)
         self.clock: Clock = clock if clock is not None else SystemClock()
@@ -114,7 +117,9 @@ class SessionActivities:
 
     def _runtime(self, state: AgentState) -> AgentRuntime:
         # Ids continue from the state (the runtime skips used ones), so a retried call makes the same ids.
-        return AgentRuntime(self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: state.timestamp)
+        return AgentRuntime(
+            self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: state.timestamp, secrets=self.secrets
+        )
 
     async def _effect(self, ref: EffectRef, kind: type[Any]) -> tuple[AgentState, Any]:
         state = await asyncio.to_thread(self.logs.state_at, ref.session_id, ref.seq)
@@ -128,10 +133,11 @@ class SessionActivities:
         return state, eff
 
 
-async def _heartbeating(body: Callable[[AgentRuntime, _Collect], Awaitable[None]], ctx: AgentRuntime) -> list[str]:
+async def _heartbeating(body: Callable[[AgentRuntime, Any], Awaitable[None]], ctx: AgentRuntime) -> list[str]:
     """Run the handler, heartbeating meanwhile (a cancellation from the workflow arrives through the heartbeat)."""
     out = _Collect()
-    task = asyncio.ensure_future(body(ctx, out))
+    # Values from the model and the tools enter here, as in a local session: the worker's secrets never reach the log.
+    task = asyncio.ensure_future(body(ctx, RedactingDispatch(out, ctx.redactor) if ctx.redactor else out))
     try:
         while not task.done():
             await asyncio.wait({task}, timeout=HEARTBEAT_SECONDS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from msgspec import json as msgjson
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
@@ -9,6 +11,7 @@ from temporalio.exceptions import ApplicationError
 
 from agent_core import AgentConfig, AgentInput, AgentState, InvalidInput, Phase, Rejection, encode_input, phase
 
+from .._agent._redact import Redactor
 from .._store import PostgresStore, load_state
 from ._wire import REJECTED, TASK_QUEUE, WORKFLOW, SessionArgs, Submitted
 
@@ -42,14 +45,19 @@ async def start_session(
     return handle
 
 
-async def submit(client: Client, session_id: str, inp: AgentInput) -> int:
+async def submit(client: Client, session_id: str, inp: AgentInput, *, secrets: Iterable[str] = ()) -> int:
     """Send ``inp`` (a user message, an approval, a denial, a cancellation) to the session; returns its seq.
+
+    ``secrets`` in its text are replaced by ``[redacted]`` here, before the
+    input enters the workflow's history or the log (as ``Agent(secrets=...)``
+    does for a local session).
 
     The workflow stamps it with its own clock. An input the session's state
     refuses raises :class:`~agent_core.InvalidInput` carrying the
     :class:`~agent_core.Rejection`, exactly as the reducer would refuse it.
     """
     handle = client.get_workflow_handle(session_id)
+    inp = Redactor(secrets).input(inp)
     try:
         done: Submitted = await handle.execute_update(
             "submit", encode_input(inp, format="json").decode(), result_type=Submitted

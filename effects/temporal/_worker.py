@@ -34,6 +34,7 @@ def session_worker(
     clock: Clock | None = None,
     config: AgentConfig | None = None,
     max_concurrent_activities: int = 100,
+    secrets: Iterable[str] = (),
 ) -> Worker:
     """A ``temporalio`` worker for agent sessions; run it with ``async with worker:`` or ``await worker.run()``.
 
@@ -41,9 +42,11 @@ def session_worker(
     their definitions when it starts) and a store on the same database: any of
     them may run any session's next step. ``store`` is usually a
     :class:`~effects.PostgresStore`, shared by all workers. ``config`` is the
-    configuration of sessions started without one.
+    configuration of sessions started without one. ``secrets`` are redacted from
+    what the model and the tools return before it is logged, as with
+    ``Agent(secrets=...)``; pass the same values to :func:`submit` for what people send.
     """
-    activities = SessionActivities(SessionLogs(store), model, tools, clock, config)
+    activities = SessionActivities(SessionLogs(store), model, tools, clock, config, secrets)
     restrictions = SandboxRestrictions.default.with_passthrough_modules(*_PASSED_THROUGH)
     return Worker(
         client,

@@ -21,14 +21,14 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 @asynccontextmanager
 async def running(
-    address: str, dsn: str, model: ScriptedModel, tools: list[Any], session_id: str
+    address: str, dsn: str, model: ScriptedModel, tools: list[Any], session_id: str, secrets: tuple[str, ...] = ()
 ) -> AsyncIterator[Any]:
     """A worker in this process and the session started; yields (client, store)."""
     client = await Client.connect(address)
     store = PostgresStore(dsn)
     queue = f"q-{uuid.uuid4().hex}"
     try:
-        async with session_worker(client, store, model, tools=tools, task_queue=queue):
+        async with session_worker(client, store, model, tools=tools, task_queue=queue, secrets=secrets):
             await start_session(client, session_id, config=AgentConfig(retry_base_ms=200), task_queue=queue)
             yield client, store
     finally:
@@ -97,3 +97,25 @@ async def test_a_retry_backoff_is_a_workflow_timer(temporal_server, postgres_dsn
     ]
     backoff, deadline = sorted(timers)  # the retry's backoff, and the turn's deadline (30 minutes by default)
     assert backoff <= 200 and deadline > 1_700_000
+
+
+async def test_a_workers_secrets_reach_neither_the_log_nor_the_workflow_history(
+    temporal_server, postgres_dsn: str
+) -> None:
+    secret = "tmp-pass-4c3b2a1908f7"
+
+    @tool
+    def vault() -> str:
+        """Reads the vault."""
+        return f"the password is {secret}"
+
+    model = ScriptedModel([call_tools(("vault", {})), say(f"It is {secret}.")])
+    async with running(temporal_server.address, postgres_dsn, model, [vault], "secret", (secret,)) as (client, store):
+        seq = await submit(client, "secret", message(f"mine is {secret}"), secrets=[secret])
+        state = await turn_done(store, "secret", seq)
+        history = await client.get_workflow_handle("secret").fetch_history()
+        logged = [record.data for record in store.read("secret")]
+    assert state.messages[-1].content == "It is [redacted]."
+    assert any(b"[redacted]" in data for data in logged)
+    assert [data for data in logged if secret.encode() in data] == []
+    assert secret not in str(history.to_json())
