@@ -51,11 +51,41 @@ class Redactor:
         return bool(self.secrets)
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced (the same object when it holds none)."""
+        """``text`` with every secret replaced (the same object when it holds none).
+
+        Occurrences that overlap (of one secret or of two) become one marker
+        covering them all, so no part of any secret is left beside it.
+        """
+        spans = sorted(self._occurrences(text))
+        if not spans:
+            return text
+        kept, end = [], 0
+        for start, stop in spans:
+            if start >= end:  # a new marker; an overlapping occurrence only widens the current one
+                kept.append(text[end:start] + REDACTED)
+            end = max(end, stop)
+        return "".join(kept) + text[end:]
+
+    def _occurrences(self, text: str) -> Iterable[tuple[int, int]]:
         for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+            start = text.find(secret)
+            while start != -1:
+                yield start, start + len(secret)
+                start = text.find(secret, start + 1)
+
+    def stable_end(self, text: str) -> int:
+        """Where ``text`` (a stream so far) can be cut: no secret, complete or still arriving, crosses that point.
+
+        So redacting the part before it now and the rest later gives what redacting the whole gives.
+        """
+        cut, moved = len(text) - self.held_back(text), True
+        while moved:  # a complete occurrence across the cut moves it back to the occurrence's start
+            moved = False
+            for secret in self.secrets:
+                start = text.find(secret, max(0, cut - len(secret) + 1))
+                if start != -1 and start < cut:
+                    cut, moved = start, True
+        return cut
 
     def input(self, inp: AgentInput) -> AgentInput:
         """``inp`` with every secret in any of its text fields replaced (``inp`` itself when it holds none)."""
@@ -111,9 +141,9 @@ class RedactingDispatch:
         if not isinstance(event, TextDelta):
             self.inner.emit(event)
             return
-        text = self.redactor.text(self.pending.pop(event.message_id, "") + event.text)
-        keep = self.redactor.held_back(text)
-        if keep:
-            self.pending[event.message_id], text = text[-keep:], text[:-keep]
-        if text:
-            self.inner.emit(TextDelta(message_id=event.message_id, text=text))
+        raw = self.pending.pop(event.message_id, "") + event.text  # held back unredacted, in memory only
+        cut = self.redactor.stable_end(raw)
+        if cut < len(raw):
+            self.pending[event.message_id] = raw[cut:]
+        if cut:
+            self.inner.emit(TextDelta(message_id=event.message_id, text=self.redactor.text(raw[:cut])))
