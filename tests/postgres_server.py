@@ -74,9 +74,13 @@ class PostgresServer:
         if not (self._data / "postmaster.pid").exists():
             self.start()
 
-    def stop(self) -> None:
-        """Stop the server now (open connections are closed by the server)."""
-        self._tool("pg_ctl", "-D", str(self._data), "-m", "fast", "-w", "stop")
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server now (open connections are closed by the server).
+
+        ``mode="immediate"`` ends every backend at once, as a crash does: no
+        transaction waiting on another's lock gets to commit as that one ends.
+        """
+        self._tool("pg_ctl", "-D", str(self._data), "-m", mode, "-w", "stop")
 
     def remove(self) -> None:
         """Stop the server if it runs and delete its folder."""
