@@ -17,7 +17,7 @@ from ._errors import (
 )
 from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
-from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
+from ._journal import SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
@@ -26,6 +26,7 @@ from ._postgres import PostgresStore
 from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
+from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ._errors import SessionExists
 from ._fold import Position, fold
-from ._journal import DEFAULT_SNAPSHOT_EVERY, SessionJournal
+from ._journal import SessionJournal
 from ._protocol import EventStore, session_exists
 from ._records import Origin, StoredInput
+from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 
 
 def fork_session(

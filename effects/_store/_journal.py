@@ -8,35 +8,14 @@ from typing import Literal
 
 from msgspec.structs import replace
 
-from agent_core import (
-    SCHEMA_VERSION,
-    STATE_FORMAT,
-    AgentInput,
-    AgentState,
-    encode_input,
-    encode_state,
-    state_digest,
-    transition,
-)
+from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, transition
 
 from ._digest import turn_digest
 from ._fold import Position
 from ._load import load_for_append
 from ._protocol import EventStore
 from ._records import Origin, Snapshot, StoredInput, chain_hash
-
-DEFAULT_SNAPSHOT_EVERY = 500
-"""Inputs between snapshots (at least): bounds the fold on load to a few milliseconds."""
-
-SNAPSHOT_BYTES_PER_INPUT = 2048
-"""A snapshot of ``n`` bytes waits at least ``n / 2048`` inputs for the next one.
-
-Writing a snapshot costs time in proportion to the state (about 230 ms for
-21 MB at 100,000 inputs, measured by ``benchmarks/store.py``), so a fixed
-interval would make appends slower as the session grows. With this spacing
-snapshots cost a bounded share of appending, and the fold on load stays in
-proportion to the snapshot's own load time.
-"""
+from ._snapshots import DEFAULT_SNAPSHOT_EVERY, SnapshotSchedule, take_snapshot
 
 Durability = Literal["input", "turn"]
 """When a journal commits: ``"input"`` every batch before anything depends on it (the default); ``"turn"`` when
@@ -84,10 +63,8 @@ class SessionJournal:
         self.store = store
         self.session_id = session_id
         self._position = position or Position.start()
-        self._every = max(1, snapshot_every)
         self._parent = parent
-        self._snapshot_seq = snapshot_seq
-        self._next_snapshot = snapshot_seq + self._every
+        self._schedule = SnapshotSchedule(snapshot_every, snapshot_seq)
         self._written = self._position.seq  # the inputs the store holds (or was handed)
         self._pending: list[StoredInput] = []
         self._snapshot: Snapshot | None = None
@@ -191,11 +168,10 @@ class SessionJournal:
             digest = turn_digest(after) if ended else None
             self._pending.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
             state = after
-        if seq >= self._next_snapshot:
-            self._snapshot = snapshot = _snapshot(state, seq)
+        if seq >= self._schedule.next:
+            self._snapshot = snapshot = take_snapshot(state, seq)
             self._pending[-1] = replace(self._pending[-1], state_hash=snapshot.state_hash)
-            self._snapshot_seq = seq
-            self._next_snapshot = seq + max(self._every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
+            self._schedule.taken(snapshot)
         self._position = Position(state, seq, head)
         if self.durability == "turn" and state.turn is not None and not state.turn.awaiting_ids:
             return None  # the turn goes on: committed when it ends or waits for a person
@@ -236,8 +212,8 @@ class SessionJournal:
 
     def snapshot(self) -> None:
         """Save a snapshot of the current state now, unless the newest one is already there."""
-        if self.seq and self._snapshot_seq != self.seq:
-            self._save(_snapshot(self.state, self.seq))
+        if self.seq and self._schedule.last != self.seq:
+            self._save(take_snapshot(self.state, self.seq))
 
     def close(self) -> None:
         """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.
@@ -252,13 +228,7 @@ class SessionJournal:
     def _save(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot  # with the records still pending, if any: one commit
         _wait(self.flush())
-        self._snapshot_seq = snapshot.seq
-        self._next_snapshot = snapshot.seq + max(self._every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
-
-
-def _snapshot(state: AgentState, seq: int) -> Snapshot:
-    data = encode_state(state, format="msgpack")
-    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)
+        self._schedule.taken(snapshot)
 
 
 def _wait(done: Future[None] | None) -> None:

@@ -25,9 +25,10 @@ from agent_core import (
 
 from ._errors import SessionExists
 from ._fold import checked_inputs
-from ._journal import DEFAULT_SNAPSHOT_EVERY, Encoded, SessionJournal
+from ._journal import Encoded, SessionJournal
 from ._protocol import EventStore, session_exists
 from ._records import SessionInfo
+from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 
 
 def export_session(store: EventStore, session_id: str, *, until: int | None = None) -> bytes:

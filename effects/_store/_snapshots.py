@@ -1,0 +1,42 @@
+"""When a journal saves a snapshot of the state, and how it makes one."""
+
+from __future__ import annotations
+
+from agent_core import STATE_FORMAT, AgentState, encode_state, state_digest
+
+from ._records import Snapshot
+
+DEFAULT_SNAPSHOT_EVERY = 500
+"""Inputs between snapshots (at least): bounds the fold on load to a few milliseconds."""
+
+SNAPSHOT_BYTES_PER_INPUT = 2048
+"""A snapshot of ``n`` bytes waits at least ``n / 2048`` inputs for the next one.
+
+Writing a snapshot costs time in proportion to the state (about 230 ms for
+21 MB at 100,000 inputs, measured by ``benchmarks/store.py``), so a fixed
+interval would make appends slower as the session grows. With this spacing
+snapshots cost a bounded share of appending, and the fold on load stays in
+proportion to the snapshot's own load time.
+"""
+
+
+class SnapshotSchedule:
+    """The journal's snapshots: the newest one's ``seq`` (``last``) and the ``seq`` from which the next is due."""
+
+    __slots__ = ("every", "last", "next")
+
+    def __init__(self, every: int, last: int) -> None:
+        self.every = max(1, every)
+        self.last = last
+        self.next = last + self.every
+
+    def taken(self, snapshot: Snapshot) -> None:
+        """``snapshot`` is saved (or on its way): the next waits ``every`` inputs, more for a large state."""
+        self.last = snapshot.seq
+        self.next = snapshot.seq + max(self.every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
+
+
+def take_snapshot(state: AgentState, seq: int) -> Snapshot:
+    """``state`` (the state after input ``seq``) as a snapshot record."""
+    data = encode_state(state, format="msgpack")
+    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)
