@@ -42,7 +42,9 @@ def register(subparsers: Any) -> None:
     add_temporal(parser)
     parser.add_argument("--dsn", metavar="URL", required=True, help="the PostgreSQL store every worker shares")
     parser.add_argument(
-        "--agent", metavar="MODULE:NAME", help="an effects.Agent whose model, tools and config the worker runs"
+        "--agent",
+        metavar="MODULE:NAME",
+        help="an effects.Agent whose model, tools, config and secrets the worker runs",
     )
     parser.set_defaults(func=command("worker", run))
 
@@ -73,7 +75,13 @@ def run(args: argparse.Namespace) -> int:
         client = await connect(args)
         tools = [agent.toolbox[name] for name in agent.toolbox.names()]
         worker = temporal.session_worker(
-            client, store, agent.model, tools=tools, task_queue=args.task_queue, config=agent.config
+            client,
+            store,
+            agent.model,
+            tools=tools,
+            task_queue=args.task_queue,
+            config=agent.config,
+            secrets=agent.secrets,
         )
         print(f"agent-core worker: task queue {args.task_queue} on {args.temporal}, store {store!r}", flush=True)
         await worker.run()
