@@ -7,7 +7,8 @@ from ._ids import IdSource, RandomIds, SequentialIds
 from ._redact import MIN_SECRET_CHARS, REDACTED
 from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._runtime import AgentRuntime
-from ._session import Agent, Session
+from ._session import Agent
+from ._session_handle import Session
 
 __all__ = [
     "INTERRUPTED",

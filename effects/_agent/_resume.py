@@ -17,7 +17,8 @@ from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session
 from .._store._journal import Durability
 from .._tools import Tool
 from ._ids import IdSource
-from ._session import Agent, Session
+from ._session import Agent
+from ._session_handle import Session
 
 INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
 """The failure a non-idempotent tool call gets when the process died while it ran."""

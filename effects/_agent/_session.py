@@ -1,4 +1,4 @@
-"""``Agent`` and ``Session``: the door most users start from.
+"""``Agent`` and its ``Session``: the door most users start from.
 
 ::
 
@@ -21,26 +21,21 @@ from agent_core import (
     AgentState,
     Effect,
     InvalidInput,
-    Phase,
-    ReActCancelled,
     SessionStarted,
-    ToolCallApproved,
-    ToolCallDenied,
-    UserMessageReceived,
     effects_at,
     initial_state,
-    phase,
     transition,
 )
 
 from .._clock import Clock, SystemClock
-from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine, MachineEvent
+from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
 from ._redact import Redactor
 from ._runtime import AgentRuntime
+from ._session_handle import Session
 
 
 class Agent:
@@ -139,114 +134,3 @@ class Agent:
                 )
                 machine.dispatch(runtime.redactor.input(started))
             yield Session(machine, runtime)
-
-
-MAX_MESSAGE_CHARS = 1_000_000
-"""The longest user message :meth:`Session.send` accepts."""
-
-
-def _turn_waits(state: AgentState) -> bool:
-    return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
-
-
-class Session:
-    """A running session: send messages, decide on approvals, cancel a turn, observe.
-
-    Every method dispatches an input stamped by the session's clock; it is
-    applied on the event loop's next turn. An input the state refuses (e.g.
-    approving a call that needs no approval) changes nothing and reaches
-    subscribers as an ``input-rejected`` event with the
-    :class:`~agent_core.Rejection`. Call the methods from the event loop's thread.
-
-    When the store falls behind (more than ``Agent(max_backlog=...)`` inputs,
-    1,000 by default, wait to be applied and made durable) every method that
-    dispatches raises :class:`~effects.Backpressure` and sends nothing: a
-    producer in a loop awaits :meth:`wait_for_room` before each input.
-    """
-
-    def __init__(self, machine: Machine[AgentState, AgentInput, Effect], runtime: AgentRuntime) -> None:
-        self.machine = machine
-        self._runtime = runtime
-
-    @property
-    def state(self) -> AgentState:
-        """The current state (inputs dispatched but not yet applied are not in it)."""
-        return self.machine.current()
-
-    @property
-    def phase(self) -> Phase:
-        """The current phase: ``idle``, ``thinking``, ``acting``, ``awaiting-approval``..."""
-        return phase(self.machine.current())
-
-    @property
-    def session_id(self) -> str:
-        """The session's id (empty until ``session-started`` is applied)."""
-        return self.machine.current().session_id
-
-    def send(self, text: str) -> str:
-        """Send a user message (``user-message-received``); returns its message id.
-
-        Raises ``ValueError`` for a message longer than :data:`MAX_MESSAGE_CHARS`
-        (nothing is sent): it would be stored, and sent to the model, whole.
-        """
-        if len(text) > MAX_MESSAGE_CHARS:
-            raise ValueError(
-                f"a user message may have at most {MAX_MESSAGE_CHARS:,} characters, got {len(text):,}; "
-                "send a shorter message, or give the model a tool that reads the document"
-            )
-        message_id = self._runtime.new_message_id("user", self.machine.current())
-        self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
-        return message_id
-
-    def approve(self, tool_call_id: str) -> None:
-        """Approve a tool call awaiting approval (``tool-call-approved``): it runs next."""
-        self.dispatch(ToolCallApproved(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id))
-
-    def deny(self, tool_call_id: str, reason: str = "") -> None:
-        """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``."""
-        self.dispatch(ToolCallDenied(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=reason))
-
-    def cancel(self, reason: str = "") -> None:
-        """Stop the current turn (``re-act-cancelled``): running tools are cancelled, open calls closed."""
-        self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=reason))
-
-    def dispatch(self, inp: AgentInput) -> None:
-        """Dispatch any input (stamp it with :meth:`now_ms` to keep timestamps in order).
-
-        The agent's ``secrets`` in it are replaced by ``[redacted]`` first: the log is shared, so a
-        secret a person types into a message is kept out of it like one a tool returns."""
-        self.machine.dispatch(self._runtime.redactor.input(inp))
-
-    def now_ms(self) -> int:
-        """A timestamp for a new input: the clock's time, never earlier than the last one."""
-        return self._runtime.stamp()
-
-    async def wait_for_room(self) -> None:
-        """Return once the session accepts another input (at once, unless the store is behind).
-
-        Example: ``for text in texts: await session.wait_for_room(); session.send(text)``.
-        """
-        await self.machine.wait_for_room()
-
-    async def settled(self) -> None:
-        """Return when nothing can progress without outside input or the clock: a reply is done, a
-        tool waits for approval, or only a timer (a retry backoff, the deadline) is left.
-
-        For "wait until the model has answered", use :meth:`turn_done`: it also
-        waits out retry backoffs and slow tools on a real clock.
-        """
-        await self.machine.settled()
-
-    async def turn_done(self) -> AgentState:
-        """Wait until no turn is open (the model answered, or the turn failed or was cancelled) or the
-        turn waits for a person (``awaiting-approval``); return that state.
-
-        ``state.last_outcome`` tells how the turn ended. Retry backoffs, the
-        turn deadline and slow tools are waited out. If the session stops
-        because of an error meanwhile, raises :class:`~effects.MachineStopped`.
-        """
-        return await self.machine.until(_turn_waits)
-
-    def subscribe(self, handler: Callable[[MachineEvent], None]) -> Callable[[], None]:
-        """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function."""
-        return self.machine.subscribe(handler)
