@@ -101,6 +101,7 @@ def _create(db: Any, jobs: list[Append]) -> list[str]:
     """Insert the sessions these jobs start (length 0 until :func:`_insert`); returns those another process took."""
     if not jobs:
         return []
+    jobs = sorted(jobs, key=lambda job: job.session_id)  # in name order, as rows are locked: no deadlock
     rows = db.execute(
         "INSERT INTO agent_core_sessions (name, length, head, first_timestamp, last_timestamp, parent, parent_seq) "
         "SELECT name, 0, head, stamp, stamp, parent, parent_seq "

@@ -120,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
         with anyio.move_on_after(args.timeout) as scope:
             try:
                 return await send()
-            except Exception:
-                if anyio.current_time() >= scope.deadline:  # the SDK reports our cancellation as its own error
+            except Exception as error:
+                # The SDK reports our cancellation as an error of its own; any other error is the answer.
+                if scope.cancel_called and not isinstance(error, InvalidInput):
                     return None
                 raise
         return None
