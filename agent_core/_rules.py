@@ -196,8 +196,11 @@ def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, stat
     for rule in rules:
         try:
             verdict = _RULES[rule](call, state)
-            if not isinstance(verdict, Verdict) or verdict.kind not in _KINDS:
-                raise TypeError(f"returned {_returned(verdict)}; expected a Verdict of kind {', '.join(_KINDS)}")
+            # A reason that is not a str could show a memory address (not replayable) or raise when shown.
+            if not isinstance(verdict, Verdict) or verdict.kind not in _KINDS or not isinstance(verdict.reason, str):
+                raise TypeError(
+                    f"returned {_returned(verdict)}; expected a Verdict of kind {', '.join(_KINDS)} with a str reason"
+                )
         except Exception as error:  # a user's rule: any error becomes the session's visible outcome
             return _raised("rule", rule, error)
         if verdict.kind != "allow":
@@ -210,4 +213,9 @@ _ALLOWED = Judgement("", ALLOW)
 
 def _returned(value: object) -> str:
     """What a rule returned, without its ``repr`` (which may hold an address that differs on replay)."""
-    return f"a Verdict of kind {value.kind!r}" if isinstance(value, Verdict) else f"a {type(value).__name__}"
+    if not isinstance(value, Verdict):
+        return f"a {type(value).__name__}"
+    kind = value.kind
+    shown = repr(kind) if isinstance(kind, str) else f"of type {type(kind).__name__}"
+    reason = "" if isinstance(value.reason, str) else f" and a reason of type {type(value.reason).__name__}"
+    return f"a Verdict of kind {shown}{reason}"

@@ -141,6 +141,8 @@ def take(
 ) -> WorkflowTransition | Raised | None:
     """The first of ``tried`` whose guard passes, each guard asked once; the guard that raised
     (no later one is asked); or ``None``. ``state`` already carries the input's timestamp and step."""
+    if not tried:  # most completions move nothing: no guard to look up
+        return None
     missing = unregistered("guard", (t.guard for t in tried), "the session's workflow")
     if missing:
         reject(state, inp, "unknown-guard", "guard-registered", missing)

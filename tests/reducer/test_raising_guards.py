@@ -72,8 +72,22 @@ def test_a_rule_returning_something_else_than_a_verdict_fails_the_turn_as_raisin
     assert state.last_outcome.reason == "rule:test-returns-text-raised"
     assert state.last_outcome.detail == (
         "rule 'test-returns-text' raised TypeError: returned a str; expected a Verdict of kind allow, retry, ask, "
-        "stop on tool call 't1' (act); expected a pure rule that returns; fix it (it is called again on replay)"
+        "stop with a str reason on tool call 't1' (act); expected a pure rule that returns; fix it (it is called "
+        "again on replay)"
     )
+
+
+@ac.register_rule("test-reason-object")
+def _rule_reason_object(call: ac.ProposedCall, state: ac.AgentState) -> ac.Verdict:
+    return ac.Verdict(kind="stop", reason=object())  # type: ignore[arg-type]
+
+
+def test_a_verdict_whose_reason_is_not_text_fails_the_turn_without_showing_the_object() -> None:
+    state = fold(in_turn(rules=("test-reason-object",)), ask(at=T0 + 2, t1="act"))
+    assert state.last_outcome is not None
+    assert state.last_outcome.reason == "rule:test-reason-object-raised"
+    assert "returned a Verdict of kind 'stop' and a reason of type object;" in state.last_outcome.detail
+    assert "0x" not in state.last_outcome.detail  # no address: the same text on replay
 
 
 def test_a_raising_guard_on_a_tool_success_fails_the_turn_and_the_workflow_stays() -> None:
