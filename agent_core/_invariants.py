@@ -103,7 +103,7 @@ def _turn(state: AgentState) -> list[str]:
             if state.tool_calls[call_id].result is None:
                 problems.append(f"a model call would run before tool call {call_id!r} has a result")
     waiting = turn.deadline is not None and phase(state) is Phase.AWAITING_APPROVAL
-    if waiting != (turn.paused_at is not None):
+    if waiting != (turn.paused_at is not None) and not (waiting and state.timestamp >= (turn.deadline or 0)):
         problems.append(f"turn.paused_at is {turn.paused_at} in phase {phase(state)} with deadline {turn.deadline}")
     if not state.started:
         problems.append("a turn is open before session-started")

@@ -77,29 +77,46 @@ def test_calls_still_running_beside_an_awaited_one_keep_the_deadline_running() -
     assert state.turn is not None and state.turn.paused_at == T0 + 4_003
 
 
+def test_a_deadline_that_passed_before_the_wait_began_is_not_paused() -> None:
+    state = fold(in_turn(max_turn_ms=5_000), ask(at=T0 + 2, t1="search", r1="refund"))
+    state = fold(state, ac.ToolCallStarted(timestamp=T0 + 3, tool_call_id="t1"), ok("t1", at=T0 + 6_000))
+    assert ac.phase(state) == "awaiting-approval"
+    assert state.turn is not None and state.turn.paused_at is None  # the deadline's timer is due, not paused
+    state = fold(state, ac.TimerFired(timestamp=T0 + 6_001))
+    assert state.last_outcome is not None and state.last_outcome.reason == "timeout"
+
+
 # --- properties -------------------------------------------------------------------
 
 
-def steps(inputs: list[ac.AgentInput]) -> list[tuple[ac.AgentState, ac.AgentInput, ac.AgentState, int]]:
+def steps(inputs: list[ac.AgentInput]) -> list[tuple[ac.AgentState, ac.AgentInput, ac.AgentState, int, bool]]:
     """Each step of the session (state before, input, state after) with the running time the turn open
-    before the input has used by the input's time, counted independently of the reducer: the time
-    between two inputs counts unless the state before the later one was waiting for approval only."""
+    before the input has used by the input's time, and whether the state after is paused, counted
+    independently of the reducer: the time between two inputs counts unless the state before the later
+    one was paused; a turn is paused while it waits for approval only, if that wait began before its
+    running time reached the limit (a deadline already passed is due, not paused)."""
     out = []
-    state, used = ac.initial_state(), 0
+    state, used, paused = ac.initial_state(), 0, False
     for inp in inputs:
         before, state = state, ac.transition(state, inp)
-        if before.turn is not None and ac.phase(before) != "awaiting-approval":
+        if before.turn is not None and not paused:
             used += inp.timestamp - before.timestamp
-        out.append((before, inp, state, used))
+        used_by_input = used
         if state.turn is None or before.turn is None or before.turn.number != state.turn.number:
-            used = 0  # the turn ended (and maybe the next one opened) with this input
+            used, paused = 0, False  # the turn ended (and maybe the next one opened) with this input
+        limit = state.config.max_turn_ms
+        if ac.phase(state) != "awaiting-approval" or state.turn is None or state.turn.deadline is None:
+            paused = False
+        elif not paused:
+            paused = limit is not None and used < limit and ac.phase(before) != "awaiting-approval"
+        out.append((before, inp, state, used_by_input, paused))
     return out
 
 
 @settings(max_examples=150, deadline=None)
 @given(SESSIONS)
 def test_what_is_left_of_the_deadline_is_the_limit_minus_the_running_time(inputs: list[ac.AgentInput]) -> None:
-    for before, _, state, used in steps(inputs):
+    for before, _, state, used, paused in steps(inputs):
         turn = state.turn
         if turn is None or turn.deadline is None:
             continue  # between turns, or a final answer asked for after the deadline or a budget
@@ -107,18 +124,17 @@ def test_what_is_left_of_the_deadline_is_the_limit_minus_the_running_time(inputs
             used = 0
         limit = state.config.max_turn_ms
         assert limit is not None
-        waiting = ac.phase(state) == "awaiting-approval"
-        assert (turn.paused_at is not None) == waiting
+        assert (turn.paused_at is not None) == paused
         paused_for = state.timestamp - turn.paused_at if turn.paused_at is not None else 0
         assert turn.deadline + paused_for - state.timestamp == limit - used
         timers = [e.at for e in ac.effects_at(state).values() if isinstance(e, ac.WaitUntil) and e.reason == "deadline"]
-        assert timers == ([] if waiting else [turn.deadline])
+        assert timers == ([] if paused else [turn.deadline])
 
 
 @settings(max_examples=150, deadline=None)
 @given(SESSIONS)
 def test_the_deadline_trips_exactly_when_the_running_time_reaches_the_limit(inputs: list[ac.AgentInput]) -> None:
-    for before, inp, state, used in steps(inputs):
+    for before, inp, state, used, _ in steps(inputs):
         if not isinstance(inp, ac.TimerFired) or before.turn is None or before.turn.deadline is None:
             continue
         limit = before.config.max_turn_ms
