@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 import anyio
@@ -19,6 +18,7 @@ from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, threadsafe_scheduler
+from ._pending import OnLoop, Pending
 from ._protocols import Journal
 from ._subscribers import Subscribers
 from ._tasks import EffectTasks
@@ -44,7 +44,7 @@ class MachineLoop(Generic[S, I, E]):
     _schedule: Callable[..., object] | None
     _loop_thread: int | None
     _wake: Waker | None
-    _inflight: Future[None] | None  # the batch whose commit the loop waits for
+    _inflight: Pending | None  # the batch whose commit the loop waits for
     _broken: bool  # a batch raised: the machine stops without applying anything more
     _host: MachineHost[I]
 
@@ -133,13 +133,14 @@ class MachineLoop(Generic[S, I, E]):
                 self._tasks.launch(self._host, key, eff, state)
         self._waits.applied()
 
-    async def _durable(self, pending: Future[None]) -> None:
+    async def _durable(self, pending: Pending) -> None:
         """Wait, without blocking the event loop, until the journal's writer committed the batch."""
         self._inflight = pending
         if not pending.done():
             done, schedule = anyio.Event(), self._schedule
             assert schedule is not None
-            pending.add_done_callback(lambda _: schedule(done.set))
+            # A writer settling a group of PendingCommits wakes this loop once for all of its waiters.
+            pending.add_done_callback(OnLoop(schedule, done.set))
             await done.wait()
         self._inflight = None
         pending.result()  # the writer's error, if the commit failed
