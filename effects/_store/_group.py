@@ -80,7 +80,7 @@ class GroupWriter(Generic[J]):
             errors = self._commit([job for job, _ in group])
             if len(errors) != len(group):
                 raise RuntimeError(f"the store's commit answered {len(errors)} verdicts for {len(group)} writes")
-        except BaseException as failure:  # the commit itself failed: nothing of the group is durable
+        except BaseException as failure:  # the commit itself failed: every batch of the group fails with it
             errors = [failure] * len(group)
         self.groups += 1
         settle([done for _, done in group], errors)  # each event loop waiting on the group is woken once
