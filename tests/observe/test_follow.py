@@ -66,21 +66,24 @@ async def test_an_approval_appended_by_another_writer_lets_the_running_session_c
 
 
 class Watched(SharedStore):
-    """Records the thread of every look the follower takes at the log, once ``watching`` is set."""
+    """Records every look the follower takes at the log (which method, on which thread), once ``watching`` is set."""
 
     def __init__(self, store: EventStore) -> None:
         super().__init__(store)
         self.watching = False
         self.threads: list[int] = []
+        self.looks: list[str] = []
 
     def session(self, session_id: str) -> SessionInfo:
         if self.watching:
             self.threads.append(threading.get_ident())
+            self.looks.append("session")
         return super().session(session_id)
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         if self.watching:
             self.threads.append(threading.get_ident())
+            self.looks.append("read")
         return super().read(session_id, start, stop)
 
 
@@ -111,6 +114,16 @@ async def test_the_follower_reads_the_store_off_the_event_loop(tmp_path: Path) -
     await follow_a_decision(running, other, interval=0.01)
     loop = threading.get_ident()
     assert running.threads and loop not in running.threads  # the loop never waited for the store
+    running.close()
+    other.close()
+
+
+async def test_each_look_of_the_follower_reads_the_session_once(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    running = Watched(SqliteStore(path, synchronous="NORMAL"))
+    other = SqliteStore(path, synchronous="NORMAL")
+    await follow_a_decision(running, other, interval=0.01)
+    assert running.looks and set(running.looks) == {"read"}  # the read finds the length itself: no second query
     running.close()
     other.close()
 
