@@ -7,7 +7,6 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_core import AgentConfig
 from effects import PostgresStore, SharedStore, decide, follow_store, open_session, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 

@@ -145,3 +145,20 @@ async def test_a_listener_whose_connection_breaks_says_why_and_listens_again(
     assert logged[0][1].endswith("); listening again")
     store.close()
     writer.close()
+
+
+@pytest.mark.anyio
+async def test_a_second_wait_on_one_listener_at_the_same_time_is_refused(postgres_dsn: str) -> None:
+    store = PostgresStore(postgres_dsn)
+    SessionJournal(store, "s1").append(session(0))
+    async with store.listen() as listener, anyio.create_task_group() as group:
+        group.start_soon(listener.wait_for_inputs, "s1", 1)
+        await listening(postgres_dsn)
+        with pytest.raises(RuntimeError) as raised:
+            await listener.wait_for_inputs("s1", 1)
+        group.cancel_scope.cancel()
+    assert str(raised.value) == (
+        f"{postgres_dsn}: this listener is already waiting; one wait at a time: "
+        "open another listener (store.listen()) for a second waiter"
+    )
+    store.close()
