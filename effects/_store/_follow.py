@@ -139,11 +139,16 @@ async def _follow(store: EventStore, session: _Running, interval: float) -> None
 
 @asynccontextmanager
 async def _waiting(store: EventStore, interval: float) -> AsyncIterator[Callable[[str, int], Awaitable[object]]]:
-    """How the follower waits for news: on one listener for the whole follow if the store has one, else a sleep."""
+    """How the follower waits for news: on one listener for the whole follow if the store offers ``listen()``
+    (:class:`PostgresStore`), else on the store's own ``wait_for_inputs`` if it has one, else a sleep."""
     inner = store.store if isinstance(store, SharedStore) else store
     if isinstance(inner, PostgresStore):
         async with inner.listen() as listener:
             yield listener.wait_for_inputs
+        return
+    own: Callable[[str, int], Awaitable[object]] | None = getattr(inner, "wait_for_inputs", None)
+    if own is not None:  # a store of the user's own with a way to wait
+        yield own
         return
 
     async def sleep(session_id: str, known: int) -> None:

@@ -136,6 +136,24 @@ async def test_the_follower_wakes_on_the_notification_of_a_postgres_store(postgr
     other.close()
 
 
+class Waiting(SqliteStore):
+    """A store of the user's own that offers ``wait_for_inputs``: it returns once the session has more inputs."""
+
+    async def wait_for_inputs(self, session_id: str, after: int) -> int:
+        while (length := self.session(session_id).length) <= after:
+            await anyio.sleep(0.01)
+        return length
+
+
+async def test_the_follower_waits_on_a_stores_own_wait_for_inputs(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    running, other = SharedStore(Waiting(path, synchronous="NORMAL")), SqliteStore(path, synchronous="NORMAL")
+    await follow_a_decision(running, other, interval=3600)  # a sleep of an hour would not wake it: its wait does
+    assert [tag_of(r.decode()) for r in other.read(SESSION)].count("tool-call-approved") == 1
+    running.close()
+    other.close()
+
+
 async def test_deciding_a_call_that_was_already_decided_is_refused_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "log.db"
     store = SqliteStore(path, synchronous="NORMAL")
