@@ -115,12 +115,17 @@ def known_rules() -> tuple[str, ...]:
     return tuple(sorted(_RULES))
 
 
-def unregistered(kind: Literal["guard", "rule"], names: Iterable[str], user: str) -> str:
+RESUMING = "import the module that registers them (register_{kind}()) before resuming or replaying the session"
+"""What to do about names missing when a session resumes (its ``session-started`` passed in another process)."""
+
+
+def unregistered(kind: Literal["guard", "rule"], names: Iterable[str], user: str, fix: str = RESUMING) -> str:
     """A message for the ``names`` (of guards or rules) not registered in this process, else ``""``.
 
-    ``user`` says who names them (``the session's workflow``). A session's
-    ``session-started`` is checked when it is applied; a state loaded from a
-    snapshot, in a process that registered fewer, is checked here.
+    ``user`` says who names them (``the session's workflow``), ``fix`` what to
+    do (``{kind}`` is filled in). A session's ``session-started`` is checked when
+    it is applied; a state loaded from a snapshot, in a process that registered
+    fewer, is checked again when the names are used.
     """
     table = _GUARDS if kind == "guard" else _RULES
     missing = sorted({name for name in names if name and name not in table})
@@ -128,8 +133,7 @@ def unregistered(kind: Literal["guard", "rule"], names: Iterable[str], user: str
         return ""
     return (
         f"{kind}(s) {', '.join(map(repr, missing))} named by {user} are not registered in this process; "
-        f"registered {kind}s: {', '.join(sorted(table)) or 'none'}; import the module that registers them "
-        f"(register_{kind}()) before resuming or replaying the session"
+        f"registered {kind}s: {', '.join(sorted(table)) or 'none'}; {fix.format(kind=kind)}"
     )
 
 

@@ -84,11 +84,11 @@ class Workflow(msgspec.Struct, frozen=True, kw_only=True, dict=True, omit_defaul
 
     @functools.cached_property
     def _candidates(self) -> dict[tuple[str, str], tuple[WorkflowTransition, ...]]:
-        """The transitions by ``(source, trigger)``, each group by descending priority, ties in declared order."""
+        """The transitions by ``(source, trigger)``, each group in :func:`transition_table`'s order."""
         groups: dict[tuple[str, str], list[WorkflowTransition]] = {}
-        for t in self.transitions:
+        for t in transition_table(self):
             groups.setdefault((t.source, t.trigger), []).append(t)
-        return {key: tuple(sorted(group, key=lambda t: -t.priority)) for key, group in groups.items()}
+        return {key: tuple(group) for key, group in groups.items()}
 
 
 class WorkflowMove(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.peers import agent_core_side, langgraph_side, pydantic_ai_side  # noqa: E402
+from benchmarks.peers import agent_core_side, catalogue  # noqa: E402
 from benchmarks.peers.workload import (  # noqa: E402
     MODEL_CALLS_PER_TURN,
     TOOL_CALLS_PER_TURN,
@@ -32,7 +32,7 @@ from benchmarks.peers.workload import (  # noqa: E402
 )
 
 TURNS = 2
-CONTENDERS = agent_core_side.contenders() + langgraph_side.contenders() + pydantic_ai_side.contenders()
+CONTENDERS = catalogue.every(("async", "sync"), ("async", "sync", "exit"))
 
 
 async def converse(contender: Contender, directory: Path) -> tuple[Tally, int | None]:

@@ -102,15 +102,19 @@ class AgentMachine(RuleBasedStateMachine):
             return
         kinds = by_kind(effects)
         waits = {effect.reason for effect in kinds["wait-until"]}
-        # The deadline runs except while the turn only waits for a person's approval.
-        assert ("deadline" in waits) == (turn.deadline is not None and current is not ac.Phase.AWAITING_APPROVAL)
+        # The deadline runs except while the turn only waits for a person's approval; a deadline that had
+        # already passed when that wait began is not paused (it is due: the turn times out).
+        if current is ac.Phase.AWAITING_APPROVAL and turn.deadline is not None and turn.paused_at is None:
+            assert "deadline" in waits and turn.deadline <= state.timestamp
+        else:
+            assert ("deadline" in waits) == (turn.deadline is not None and current is not ac.Phase.AWAITING_APPROVAL)
         tool_keys = {key for key in effects if key.startswith("call-tool:")}
         if current is ac.Phase.THINKING:
             assert len(kinds["call-llm"]) == 1 and not tool_keys and waits <= {"deadline"}
         elif current is ac.Phase.ACTING:
             assert tool_keys == {f"call-tool:{i}" for i in turn.open_call_ids} and not kinds["call-llm"]
         elif current is ac.Phase.AWAITING_APPROVAL:
-            assert not kinds["call-llm"] and not tool_keys and not waits
+            assert not kinds["call-llm"] and not tool_keys and waits <= {"deadline"}
         else:
             assert current is ac.Phase.RETRYING
             assert not kinds["call-llm"] and not tool_keys and "retry" in waits

@@ -21,8 +21,8 @@ def pause_or_resume(state: AgentState) -> AgentState:
     turn = state.turn
     if turn is None or (turn.paused_at is None and not turn.awaiting_ids):
         return state  # the common case, kept cheap: nobody is asked for anything
-    if turn.deadline is None:  # no deadline (or none left: a final answer is being asked for)
-        return state if turn.paused_at is None else replace(state, turn=replace(turn, paused_at=None))
+    if turn.deadline is None:  # no deadline (or none left: a final answer is being asked for), nothing paused
+        return state
     # A deadline that has already passed is not paused: its timer is due, and the turn ends when it fires.
     waiting = phase(state) is Phase.AWAITING_APPROVAL and (
         turn.paused_at is not None or state.timestamp < turn.deadline

@@ -136,6 +136,7 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
         awaiting_ids=(),
         retry_at=None,
         deadline=None,
+        paused_at=None,  # no deadline left to pause: the final answer runs at once
         attempt=0,
         final_answer=True,
         exhausted=reason,

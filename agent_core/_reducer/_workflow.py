@@ -3,6 +3,8 @@ call, and moved along when a call succeeds."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from msgspec.structs import replace
 
 from .._config import ToolDefinition
@@ -14,7 +16,7 @@ from .._inputs import (
     ToolFailure,
     WorkflowActionTaken,
 )
-from .._rules import Judgement, Raised, guard_passes, judge, known_guards, known_rules, unregistered
+from .._rules import Judgement, Raised, guard_passes, judge, unregistered
 from .._state import AgentState, ToolCallStatus
 from .._workflow import Workflow, WorkflowMove, WorkflowState, WorkflowTransition, candidates
 from ._common import reject
@@ -23,9 +25,9 @@ from ._turns import end_turn
 
 def check_workflow(state: AgentState, inp: SessionStarted) -> None:
     """Refuse a ``session-started`` whose workflow or rules do not hold together."""
-    unknown_rules = [name for name in inp.config.rules if name not in known_rules()]
+    unknown_rules = unregistered("rule", inp.config.rules, "the session's config.rules", _STARTING)
     if unknown_rules:
-        reject(state, inp, "unknown-rule", "rule-registered", _unknown("rule", unknown_rules, known_rules()))
+        reject(state, inp, "unknown-rule", "rule-registered", unknown_rules)
     workflow = inp.config.workflow
     if workflow is None:
         return
@@ -55,21 +57,19 @@ def check_workflow(state: AgentState, inp: SessionStarted) -> None:
             problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
     if problems:
         reject(state, inp, "invalid-workflow", "workflow-consistent", "; ".join(problems) + "; fix the workflow")
-    unknown = sorted({t.guard for t in workflow.transitions if t.guard and t.guard not in known_guards()})
+    unknown = unregistered("guard", (t.guard for t in workflow.transitions), "the session's workflow", _STARTING)
     if unknown:
-        reject(state, inp, "unknown-guard", "guard-registered", _unknown("guard", unknown, known_guards()))
+        reject(state, inp, "unknown-guard", "guard-registered", unknown)
 
 
-def _unknown(kind: str, names: list[str], known: tuple[str, ...]) -> str:
-    return (
-        f"expected registered {kind} names, got unknown {kind}(s): {', '.join(names)}; "
-        f"known {kind}s: {', '.join(known) or 'none'}; register it with register_{kind}() "
-        "before the session starts, or fix the name"
-    )
+_STARTING = "register it with register_{kind}() before the session starts, or fix the name"
 
 
-Tripped = tuple[str, str]
-"""A rule that stopped the batch or raised: the turn's outcome reason and its detail."""
+class Tripped(NamedTuple):
+    """A guard refused the batch: ``reason`` is the turn's outcome code, ``detail`` why the calls were not run."""
+
+    reason: str
+    detail: str
 
 
 def judge_batch(
@@ -91,9 +91,9 @@ def judge_batch(
             continue  # refused before any rule is asked
         judgement = judge(rules, call_id, name, request.parameters, state)
         if isinstance(judgement, Raised):
-            return judged, (judgement.reason, judgement.detail(f"tool call {call_id!r} ({name})"))
+            return judged, Tripped(judgement.reason, judgement.detail(f"tool call {call_id!r} ({name})"))
         if judgement.verdict.kind == "stop":
-            return judged, (
+            return judged, Tripped(
                 f"rule:{judgement.rule}",
                 f"rule {judgement.rule!r} stopped the turn: {judgement.verdict.reason}",
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -13,14 +13,7 @@ from ._common import reject, require_not_streaming, require_thinking
 from ._records import record_requests, records
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
-from ._workflow import judge_batch
-
-
-class _Tripped(NamedTuple):
-    """A guard refused the batch: ``reason`` is the outcome code, ``detail`` why the calls were not run."""
-
-    reason: str
-    detail: str
+from ._workflow import Tripped, judge_batch
 
 
 def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
@@ -38,28 +31,28 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
         return _complete(state, inp, turn)
     requests = observation.tool_calls
     verdict = _verdict(state, inp, turn, requests)
-    if isinstance(verdict, _Tripped):
+    if isinstance(verdict, Tripped):
         return _guarded(state, inp, turn, requests, verdict)
     return settle(_continue(state, inp, turn, requests, *verdict))
 
 
 def _verdict(
     state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest]
-) -> tuple[Repeats, dict[str, Judgement]] | _Tripped:
+) -> tuple[Repeats, dict[str, Judgement]] | Tripped:
     """The guards, evaluated once: the turn's new repeat counts and the rules' judgement of each call,
     or the first guard that trips."""
     if turn.final_answer:
-        return _Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
+        return Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
     limit = state.config.max_tool_calls
     if limit is not None and turn.tool_call_count + len(requests) > limit:
         used = f"({turn.tool_call_count} used, {len(requests)} asked)"
-        return _Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
+        return Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
     repeats, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
     if stuck:
-        return _Tripped("stuck", stuck)
+        return Tripped("stuck", stuck)
     judged, stop = judge_batch(state, inp, requests)
     if stop is not None:
-        return _Tripped(*stop)
+        return stop
     return repeats, judged
 
 
@@ -131,7 +124,7 @@ def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
 
 
 def _guarded(
-    state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: _Tripped
+    state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: Tripped
 ) -> AgentState:
     """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
     turn = _turn_counted(turn, inp)

@@ -1,11 +1,12 @@
-"""The measurements: overhead per round, a long conversation in pairs, bytes on disk, resume, peak memory.
+"""The measurements: overhead per round, peak memory, fsync latency (long conversations in pairs: :mod:`.pair`).
 
 Every timing is ``time.perf_counter_ns`` around the turns only (building an
 agent or a graph is outside it, except in resume, which times what a new
 process does: open the store, build the agent, load the conversation). A full
 garbage collection runs, untimed, before each sample, so nobody pays for the
 garbage of the one before. Frameworks are interleaved (A B A B...) so that
-whatever else the machine does lands on all of them alike.
+whatever else the machine does lands on all of them alike. The turns of a
+long pair run in child processes (:mod:`.child`) through :func:`timed_turns`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from .workload import (
@@ -26,7 +27,6 @@ from .workload import (
     TOOL_CALLS_PER_TURN,
     Contender,
     Conversation,
-    disk_bytes,
     expected_answer,
     question,
 )
@@ -82,66 +82,6 @@ async def overhead(contenders: Sequence[Contender], turns: int, repeat: int, war
             if run >= warmup:
                 samples[contender.key].append(elapsed / 1000 / (turns * MODEL_CALLS_PER_TURN))
     return samples
-
-
-@dataclass
-class LongRun:
-    """One contender's long conversation: per-turn times, bytes on disk, resume times."""
-
-    turn_ns: list[int] = field(default_factory=list)
-    bytes_at: dict[int, int] = field(default_factory=dict)
-    resume_ms: list[float] = field(default_factory=list)
-    resumed_messages: int = 0
-
-    def per_round_us(self, first_turn: int, turns: int) -> float:
-        """Median microseconds per round over ``turns`` turns from ``first_turn``."""
-        window = self.turn_ns[first_turn : first_turn + turns]
-        return statistics.median(window) / 1000 / MODEL_CALLS_PER_TURN
-
-
-async def long_pair(pair: tuple[Contender, Contender], turns: int, resume_repeat: int) -> tuple[LongRun, LongRun]:
-    """Run both contenders' conversations in lockstep, a turn each in turn (the order swapping every turn).
-
-    Bytes on disk are read after ``BYTES_AT_ROUNDS`` rounds and at the end;
-    then each store is resumed ``resume_repeat`` times (plus one warm-up), interleaved.
-    """
-    runs = (LongRun(), LongRun())
-    with tempfile.TemporaryDirectory(prefix="peers-") as first, tempfile.TemporaryDirectory(prefix="peers-") as second:
-        directories = (Path(first), Path(second))
-        async with pair[0].open(directories[0]) as one, pair[1].open(directories[1]) as other:
-            conversations = (one, other)
-            for number in range(turns):
-                for index in (0, 1) if number % 2 == 0 else (1, 0):
-                    gc.collect()
-                    runs[index].turn_ns.extend(await timed_turns(conversations[index], number, 1))
-                rounds = (number + 1) * MODEL_CALLS_PER_TURN
-                if rounds in (BYTES_AT_ROUNDS, turns * MODEL_CALLS_PER_TURN) and pair[0].persistence == "sqlite":
-                    for index in (0, 1):
-                        runs[index].bytes_at[rounds] = disk_bytes(directories[index])
-                if (number + 1) % 20 == 0 or number + 1 == turns:
-                    latest = [run.turn_ns[-1] / 1e6 / MODEL_CALLS_PER_TURN for run in runs]
-                    progress(f"  round {rounds}: {latest[0]:.3f} ms vs {latest[1]:.3f} ms per round")
-        for index in (0, 1):
-            check_work(pair[index], conversations[index], turns)
-        await resume_pair(pair, directories, runs, resume_repeat)
-    return runs
-
-
-async def resume_pair(
-    pair: tuple[Contender, Contender], directories: tuple[Path, Path], runs: tuple[LongRun, LongRun], repeat: int
-) -> None:
-    """Time resuming each stored conversation, interleaved, after one warm-up each."""
-    if pair[0].resume is None or pair[1].resume is None:
-        return
-    for attempt in range(repeat + 1):
-        for index in (0, 1):
-            resume = pair[index].resume
-            assert resume is not None
-            gc.collect()
-            start = time.perf_counter_ns()
-            runs[index].resumed_messages = await resume(directories[index])
-            if attempt:
-                runs[index].resume_ms.append((time.perf_counter_ns() - start) / 1e6)
 
 
 @dataclass

@@ -9,7 +9,8 @@ from importlib import metadata
 from typing import Any
 
 from .guarantees import guarantee, is_reference, long_target
-from .measure import BYTES_AT_ROUNDS, WINDOW_ROUNDS, LongRun, Memory
+from .measure import BYTES_AT_ROUNDS, WINDOW_ROUNDS, Memory
+from .pair import LongRun
 from .workload import MODEL_CALLS_PER_TURN, Contender
 
 PACKAGES = (

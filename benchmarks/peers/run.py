@@ -7,18 +7,16 @@ import asyncio
 import sys
 import time
 from pathlib import Path
-from typing import cast
 
 if __package__ in (None, ""):  # run as a file: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from langgraph.types import Durability
 
-from benchmarks.peers import agent_core_side, langgraph_side, pydantic_ai_side, tables
+from benchmarks.peers import catalogue, tables
 from benchmarks.peers.document import document, write
 from benchmarks.peers.guarantees import guarantee, is_reference
-from benchmarks.peers.langgraph_model import Mode
-from benchmarks.peers.measure import fsync_ms, long_pair, overhead, peak_memory, progress
+from benchmarks.peers.measure import fsync_ms, overhead, peak_memory, progress
+from benchmarks.peers.pair import long_pair
 from benchmarks.peers.report import Results, Summary
 from benchmarks.peers.workload import MODEL_CALLS_PER_TURN, Contender
 
@@ -67,7 +65,12 @@ Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is 
   µs/round     fresh conversations of 4 turns (20 rounds), interleaved A B A B, after warm-ups.
   early/late   one long conversation per contender, run in lockstep with a conversation of
                agent-core at the same guarantee, a turn each; median µs per round over
-               rounds 1-20 and over the last 20 rounds. late/early shows growth.
+               rounds 1-20 and over the last 20 rounds. late/early shows growth. Each
+               conversation of a pair runs in a child process of its own (its own heap and
+               temporary directory); the parent asks one child for a turn, then the other,
+               so they never run at once. Before each timed turn and resume the child runs
+               a full garbage collection and, with SQLite, os.sync(): every turn starts on
+               a quiet disk, and neither contender's commits wait behind the other's writes.
   long session the prebuilt agent's last 20 rounds against agent-core's, beside the
                round-1000 targets (>= 1000x with InMemorySaver, >= 50x with SQLite).
   bytes        database files (with -wal, -shm) after 100 rounds and at the end (sqlite).
@@ -150,10 +153,7 @@ def contenders(args: argparse.Namespace) -> list[Contender]:
     modes = choices(args.modes, "--modes", ("async", "sync"))
     durabilities = choices(args.durability, "--durability", ("async", "sync", "exit"))
     stores = choices(args.stores, "--stores", ("none", "memory", "sqlite"))
-    every = agent_core_side.contenders() + langgraph_side.contenders(
-        cast("tuple[Mode, ...]", modes), cast("tuple[Durability, ...]", durabilities)
-    )
-    every += pydantic_ai_side.contenders()
+    every = catalogue.every(modes, durabilities)
     kept = [c for c in every if not is_reference(c) and c.persistence in stores]
     if args.only:
         kept = [c for c in kept if any(text in c.key for text in args.only)]
@@ -171,7 +171,7 @@ async def measure(found: list[Contender], chosen: dict[str, int]) -> Results:
     for peer in (c for c in found if not is_reference(c)):
         ours = results.reference(peer)
         progress(f"long conversation: {peer.key} against {ours.key}, {chosen['long_rounds']} rounds")
-        results.long_runs[peer.key] = await long_pair((ours, peer), turns, chosen["resume_repeat"])
+        results.long_runs[peer.key] = long_pair((ours, peer), turns, chosen["resume_repeat"])
         results.partners[peer.key] = ours.key
     if chosen["memory_rounds"]:
         for contender in found:

@@ -23,6 +23,7 @@ from ._load import load_state
 from ._memory import MemoryStore
 from ._open import open_store
 from ._postgres import PostgresStore
+from ._postgres_wait import InputsListener
 from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_SNAPSHOT_EVERY",
     "ConcurrencyError",
     "EventStore",
+    "InputsListener",
     "LogDamaged",
     "MemoryStore",
     "NotAStore",

@@ -20,6 +20,7 @@ import anyio
 from agent_core import AgentInput, AgentState
 
 from ._errors import ConcurrencyError
+from ._postgres import PostgresStore
 from ._protocol import EventStore
 from ._records import Origin, SessionInfo, Snapshot, StoredInput
 
@@ -121,28 +122,41 @@ async def follow_store(
 
 
 async def _follow(store: EventStore, session: _Running, interval: float) -> None:
-    inner = store.store if isinstance(store, SharedStore) else store
-    wait: Callable[[str, int], Awaitable[int]] | None = getattr(inner, "wait_for_inputs", None)
     dispatched = 0
-    while True:
-        session_id = session.session_id  # read each time: empty until the session started
-        known = max(session.state.step, dispatched)
-        if not session_id:
-            await anyio.sleep(min(interval, _STARTING))
-            continue
-        if wait is not None:
-            await wait(session_id, known)
-        else:
-            await anyio.sleep(interval)
-        known = max(session.state.step, dispatched)  # the session's own inputs are not news
-        records = await anyio.to_thread.run_sync(_records_after, store, session_id, known)
-        for record in records:
-            session.dispatch(record.decode())
-            dispatched = record.seq
+    async with _waiting(store, interval) as wait:
+        while True:
+            session_id = session.session_id  # read each time: empty until the session started
+            if not session_id:
+                await anyio.sleep(min(interval, _STARTING))
+                continue
+            await wait(session_id, max(session.state.step, dispatched))
+            known = max(session.state.step, dispatched)  # the session's own inputs are not news
+            records = await anyio.to_thread.run_sync(_records_after, store, session_id, known)
+            for record in records:
+                session.dispatch(record.decode())
+                dispatched = record.seq
+
+
+@asynccontextmanager
+async def _waiting(store: EventStore, interval: float) -> AsyncIterator[Callable[[str, int], Awaitable[object]]]:
+    """How the follower waits for news: on one listener for the whole follow if the store offers ``listen()``
+    (:class:`PostgresStore`), else on the store's own ``wait_for_inputs`` if it has one, else a sleep."""
+    inner = store.store if isinstance(store, SharedStore) else store
+    if isinstance(inner, PostgresStore):
+        async with inner.listen() as listener:
+            yield listener.wait_for_inputs
+        return
+    own: Callable[[str, int], Awaitable[object]] | None = getattr(inner, "wait_for_inputs", None)
+    if own is not None:  # a store of the user's own with a way to wait
+        yield own
+        return
+
+    async def sleep(session_id: str, known: int) -> None:
+        await anyio.sleep(interval)
+
+    yield sleep
 
 
 def _records_after(store: EventStore, session_id: str, known: int) -> list[StoredInput]:
-    """The records past ``known`` (none without a look at the log when it is not longer)."""
-    if store.session(session_id).length <= known:
-        return []
+    """The records past ``known`` (the read looks at the session's length once: none past it, no query)."""
     return list(store.read(session_id, known + 1))

@@ -13,7 +13,7 @@ from ._packing import stored_input, stored_snapshot
 from ._postgres_connection import Reconnecting
 from ._postgres_group import GroupConnection
 from ._postgres_schema import shown
-from ._postgres_wait import DEFAULT_RECONNECT_FOR, wait_for_inputs
+from ._postgres_wait import DEFAULT_RECONNECT_FOR, InputsListener
 from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -107,11 +107,23 @@ class PostgresStore(GroupedWrites):
         ``reconnect_for`` seconds, or at once when it refuses for a reason that
         will not pass (authentication, a database dropped, a replica that
         cannot ``LISTEN``). Cancel it, or bound it with ``anyio.fail_after``, to
-        stop waiting sooner.
+        stop waiting sooner. Each call opens (and closes) a connection: to wait
+        again and again, keep one open with :meth:`listen`.
         """
-        return await wait_for_inputs(
-            self.dsn, session_id, after, lambda: self._length(session_id), reconnect_for=reconnect_for
-        )
+        async with self.listen(reconnect_for=reconnect_for) as listener:
+            return await listener.wait_for_inputs(session_id, after)
+
+    def listen(self, *, reconnect_for: float = DEFAULT_RECONNECT_FOR) -> InputsListener:
+        """A listener that keeps one connection in ``LISTEN`` until it is closed; use it as ``async with``::
+
+            async with store.listen() as listener:
+                while True:
+                    seen = await listener.wait_for_inputs("support-42", seen)
+
+        Its waits behave as :meth:`wait_for_inputs`; a broken connection is
+        logged (``effects.store``) and opened again.
+        """
+        return InputsListener(self.dsn, self._length, reconnect_for=reconnect_for)
 
     def close(self) -> None:
         """Commit the writes already submitted, then close the connections."""

@@ -1,7 +1,8 @@
-"""Opening a PostgreSQL database as a store: the driver, the schema, refusing foreign databases, naming failures."""
+"""Opening a PostgreSQL database as a store: the driver, keepalives, the schema, refusing foreign databases."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ._errors import NotAStore, StoreError, StoreUnavailable
@@ -47,6 +48,26 @@ CREATE TABLE IF NOT EXISTS agent_core_snapshots (
 );
 """
 
+KEEPALIVES = MappingProxyType(
+    {
+        "keepalives": 1,
+        "keepalives_idle": 30,
+        "keepalives_interval": 10,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 60_000,
+    }
+)
+"""The libpq parameters every connection of a ``PostgresStore`` gets where its DSN does not set them (the DSN wins).
+
+An idle connection (a waiter in ``LISTEN``, the writer between groups) is
+probed after 30 s of silence, then every 10 s; after 3 probes unanswered, or
+data unacknowledged for 60 s (``tcp_user_timeout``, in ms), the kernel closes
+the socket, and the store connects again or raises ``StoreUnavailable``,
+instead of waiting without bound on a server that vanished (a host powered
+off, a NAT or firewall entry dropped).
+"""
+
+
 # Any constant: two processes creating the schema of a new database at once take turns.
 _SCHEMA_LOCK = 0x61676E74
 
@@ -58,6 +79,17 @@ def driver() -> Any:
     except ImportError:
         raise StoreError("PostgreSQL stores need psycopg 3: pip install 'agent-core[postgres]'") from None
     return psycopg
+
+
+def open_connection(dsn: str) -> Any:
+    """An autocommit connection to ``dsn``, with :data:`KEEPALIVES` where the DSN is silent.
+
+    Raises ``psycopg.Error`` (a DSN that does not parse, a server that cannot
+    be reached); the callers name the store in their own errors.
+    """
+    pg = driver()
+    given = pg.conninfo.conninfo_to_dict(dsn)
+    return pg.connect(dsn, autocommit=True, **{key: value for key, value in KEEPALIVES.items() if key not in given})
 
 
 def is_dsn(target: str) -> bool:
@@ -76,14 +108,14 @@ def shown(dsn: str) -> str:
 
 
 def connect(dsn: str, *, readonly: bool) -> psycopg.Connection[Any]:
-    """An autocommit connection to a valid store; a writable one creates the schema if needed.
+    """An autocommit connection (with TCP keepalives) to a valid store; a writable one creates the schema if needed.
 
     Raises :class:`StoreError` when the server cannot be reached and
     :class:`NotAStore` when the database holds another format.
     """
     pg = driver()
     try:
-        connection: psycopg.Connection[Any] = pg.connect(dsn, autocommit=True)
+        connection: psycopg.Connection[Any] = open_connection(dsn)
     except pg.Error as error:
         raise unusable(dsn, error) from None
     try:

@@ -77,8 +77,9 @@ async def turn_done(store: PostgresStore, session_id: str, after: int = 0) -> Ag
     it works whichever worker runs the session and across continue-as-new.
     """
     seen = after
-    while True:
-        seen = await store.wait_for_inputs(session_id, seen)
-        state = load_state(store, session_id, seen)
-        if state.turn is None or phase(state) is Phase.AWAITING_APPROVAL:
-            return state
+    async with store.listen() as listener:  # one listening connection for all the waits
+        while True:
+            seen = await listener.wait_for_inputs(session_id, seen)
+            state = load_state(store, session_id, seen)
+            if state.turn is None or phase(state) is Phase.AWAITING_APPROVAL:
+                return state

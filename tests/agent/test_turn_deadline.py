@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from agent_core import DEFAULT_MAX_TURN_MS, AgentConfig, AgentState, ToolFailure, TurnOutcome
-from effects import Agent, Session, Toolbox, ToolLimits, tool
+from effects import Agent, Session, Toolbox, ToolLimits, parked, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import START, Recorder
@@ -19,12 +19,17 @@ HOUR = 3_600_000
 
 
 def hanging(entered: anyio.Event) -> tuple[Any, Any]:
-    """``wait``, a tool that never returns, and ``deploy``, the same needing approval."""
+    """``wait``, a tool that never returns, and ``deploy``, the same needing approval.
+
+    It waits parked, as on a service outside the machine that never answers, so
+    ``session.settled()`` returns while it hangs: the tests await the session's
+    real condition, never a guess at how long the tasks take."""
 
     async def wait() -> str:
         """Never returns."""
         entered.set()
-        await anyio.sleep_forever()
+        async with parked():
+            await anyio.sleep_forever()
         return ""
 
     return tool(wait), tool(name="deploy", requires_approval=True)(wait)
@@ -34,8 +39,9 @@ async def reach_the_deadline(session: Session, clock: ManualClock) -> AgentState
     """Run the clock to 1 ms before the deadline (the turn still runs), then to it; the state the turn ended in."""
     [deadline] = clock.sleepers()
     clock.advance(deadline - clock.now_ms() - 1)
-    await anyio.wait_all_tasks_blocked()  # the tool hangs, so the session never settles
+    await session.settled()  # all that 1 ms short of the deadline sets going has run; the tool hangs on
     assert session.phase == "acting"
+    assert clock.sleepers() == [deadline]  # the deadline's timer still waits
     clock.advance(1)
     with anyio.fail_after(10):  # without a deadline the turn would hang on
         return await session.turn_done()
@@ -79,7 +85,7 @@ async def test_time_waiting_for_approval_does_not_count_towards_the_deadline() -
         session.send("deploy it")
         await session.turn_done()
         assert session.phase == "awaiting-approval"
-        await anyio.wait_all_tasks_blocked()  # the cancelled timer's task has ended
+        await session.settled()  # the cancelled timer's task has ended
         assert clock.sleepers() == []  # no deadline timer while a person decides
         clock.advance(5 * HOUR)
         await session.settled()
@@ -103,7 +109,7 @@ async def test_none_lets_a_turn_run_on() -> None:
         session.send("go")
         await entered.wait()
         clock.advance(10 * 24 * HOUR)
-        await anyio.wait_all_tasks_blocked()
+        await session.settled()
         assert session.phase == "acting"
         assert clock.sleepers() == []
         session.cancel("enough")

@@ -66,21 +66,24 @@ async def test_an_approval_appended_by_another_writer_lets_the_running_session_c
 
 
 class Watched(SharedStore):
-    """Records the thread of every look the follower takes at the log, once ``watching`` is set."""
+    """Records every look the follower takes at the log (which method, on which thread), once ``watching`` is set."""
 
     def __init__(self, store: EventStore) -> None:
         super().__init__(store)
         self.watching = False
         self.threads: list[int] = []
+        self.looks: list[str] = []
 
     def session(self, session_id: str) -> SessionInfo:
         if self.watching:
             self.threads.append(threading.get_ident())
+            self.looks.append("session")
         return super().session(session_id)
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         if self.watching:
             self.threads.append(threading.get_ident())
+            self.looks.append("read")
         return super().read(session_id, start, stop)
 
 
@@ -115,9 +118,37 @@ async def test_the_follower_reads_the_store_off_the_event_loop(tmp_path: Path) -
     other.close()
 
 
+async def test_each_look_of_the_follower_reads_the_session_once(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    running = Watched(SqliteStore(path, synchronous="NORMAL"))
+    other = SqliteStore(path, synchronous="NORMAL")
+    await follow_a_decision(running, other, interval=0.01)
+    assert running.looks and set(running.looks) == {"read"}  # the read finds the length itself: no second query
+    running.close()
+    other.close()
+
+
 async def test_the_follower_wakes_on_the_notification_of_a_postgres_store(postgres_dsn: str) -> None:
     running, other = SharedStore(PostgresStore(postgres_dsn)), PostgresStore(postgres_dsn)
     await follow_a_decision(running, other, interval=3600)  # no look at the store before the hour: woken at once
+    assert [tag_of(r.decode()) for r in other.read(SESSION)].count("tool-call-approved") == 1
+    running.close()
+    other.close()
+
+
+class Waiting(SqliteStore):
+    """A store of the user's own that offers ``wait_for_inputs``: it returns once the session has more inputs."""
+
+    async def wait_for_inputs(self, session_id: str, after: int) -> int:
+        while (length := self.session(session_id).length) <= after:
+            await anyio.sleep(0.01)
+        return length
+
+
+async def test_the_follower_waits_on_a_stores_own_wait_for_inputs(tmp_path: Path) -> None:
+    path = tmp_path / "log.db"
+    running, other = SharedStore(Waiting(path, synchronous="NORMAL")), SqliteStore(path, synchronous="NORMAL")
+    await follow_a_decision(running, other, interval=3600)  # a sleep of an hour would not wake it: its wait does
     assert [tag_of(r.decode()) for r in other.read(SESSION)].count("tool-call-approved") == 1
     running.close()
     other.close()

@@ -64,7 +64,11 @@ def test_an_unknown_rule_is_refused_with_the_known_ones() -> None:
         ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="s1", config=ac.AgentConfig(rules=("nope",)))
     )
     assert rejection.code == "unknown-rule"
-    assert "got unknown rule(s): nope; known rules: " in rejection.message
+    assert rejection.message == (
+        "rule(s) 'nope' named by the session's config.rules are not registered in this process; "
+        f"registered rules: {', '.join(ac.known_rules())}; register it with register_rule() "
+        "before the session starts, or fix the name"
+    )
     assert "test-no-root" in rejection.message
 
 

@@ -145,3 +145,37 @@ def test_the_deadline_trips_exactly_when_the_running_time_reaches_the_limit(inpu
         if ended:
             assert outcome is not None and outcome.reason == "timeout" and outcome.at == inp.timestamp
         assert tripped == (used >= limit)
+
+
+def test_a_budget_spent_while_the_deadline_is_paused_asks_for_the_final_answer_with_nothing_paused() -> None:
+    config = {"max_turn_ms": 5_000, "max_model_calls": 1, "on_budget_exhausted": "final-answer"}
+    state = fold(in_turn(**config), ask(at=T0 + 2, r1="refund"))
+    assert state.turn is not None and state.turn.paused_at == T0 + 2
+    state = fold(state, ac.ToolCallDenied(timestamp=T0 + 60_000, tool_call_id="r1", reason="no"))
+    assert state.turn is not None and state.turn.final_answer and state.turn.exhausted == "max-model-calls"
+    assert (state.turn.deadline, state.turn.paused_at) == (None, None)
+    assert [key for key in ac.effects_at(state) if key.startswith("call-llm:")]
+
+
+FINAL_ANSWER_SESSIONS = sessions(
+    config=agent_configs(
+        max_turn_ms=st.sampled_from((30_000, ac.DEFAULT_MAX_TURN_MS)),
+        on_budget_exhausted="final-answer",
+        max_model_calls=st.sampled_from((1, 1, 2)),
+        max_identical_tool_calls=10,
+    ),
+    tools=(ac.ToolDefinition(name="refund", requires_approval=True),),  # every call waits for a person
+    min_steps=5,
+    max_steps=40,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(FINAL_ANSWER_SESSIONS)
+def test_a_turn_asking_for_its_final_answer_has_nothing_paused(inputs: list[ac.AgentInput]) -> None:
+    """A budget or the deadline trips, often while approvals are awaited: the deadline is gone, and no pause
+    is left behind whichever input tripped it (a denial ending the wait, a timer, a model call)."""
+    for _, _, state, _, _ in steps(inputs):
+        turn = state.turn
+        if turn is not None and (turn.final_answer or turn.deadline is None):
+            assert turn.paused_at is None, (turn, ac.phase(state))

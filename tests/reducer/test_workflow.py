@@ -112,8 +112,8 @@ def test_a_workflow_naming_an_unknown_guard_is_refused_with_the_known_ones() -> 
     rejection = rejected(ac.initial_state(), start(bad))
     assert rejection.code == "unknown-guard"
     assert rejection.message == (
-        "expected registered guard names, got unknown guard(s): nope; "
-        f"known guards: {', '.join(ac.known_guards())}; register it with register_guard() "
+        "guard(s) 'nope' named by the session's workflow are not registered in this process; "
+        f"registered guards: {', '.join(ac.known_guards())}; register it with register_guard() "
         "before the session starts, or fix the name"
     )
 

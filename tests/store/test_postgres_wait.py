@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -103,3 +104,61 @@ async def test_a_waiter_on_a_replica_raises_and_closes_its_connection() -> None:
         store.close()
     finally:
         server.remove()
+
+
+def listeners(dsn: str, application: str) -> list[int]:
+    """The server processes of ``application``'s connections that sit in ``LISTEN``."""
+    query = "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND query LIKE 'LISTEN%%' ORDER BY pid"
+    with psycopg().connect(dsn, autocommit=True) as db:
+        return [row[0] for row in db.execute(query, (application,)).fetchall()]
+
+
+@pytest.mark.anyio
+async def test_a_listener_whose_connection_breaks_says_why_and_listens_again(
+    postgres_dsn: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    dsn = postgres_dsn + "?application_name=waiter"
+    store, writer = PostgresStore(dsn), PostgresStore(postgres_dsn)
+    journal = SessionJournal(writer, "s1")
+    inputs = session(1)
+    journal.append(inputs[:1])
+    async with store.listen() as listener:
+        assert await listener.wait_for_inputs("s1", 0) == 1
+        [first] = listeners(postgres_dsn, "waiter")
+        with psycopg().connect(postgres_dsn, autocommit=True) as db:
+            db.execute("SELECT pg_terminate_backend(%s)", (first,))  # as a server restart or a dead peer would
+        woke: list[int] = []
+        async with anyio.create_task_group() as group:
+
+            async def wait() -> None:
+                woke.append(await listener.wait_for_inputs("s1", 1))
+
+            group.start_soon(wait)
+            with anyio.fail_after(10):
+                while listeners(postgres_dsn, "waiter") in ([], [first]):  # until it listens again, on a new one
+                    await anyio.sleep(0.01)
+            journal.append(inputs[1:3])
+        assert woke == [3]
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "effects.store"]
+    assert [level for level, _ in logged] == [logging.WARNING]
+    assert logged[0][1].startswith(f"{dsn}: the connection listening for new inputs broke (")
+    assert logged[0][1].endswith("); listening again")
+    store.close()
+    writer.close()
+
+
+@pytest.mark.anyio
+async def test_a_second_wait_on_one_listener_at_the_same_time_is_refused(postgres_dsn: str) -> None:
+    store = PostgresStore(postgres_dsn)
+    SessionJournal(store, "s1").append(session(0))
+    async with store.listen() as listener, anyio.create_task_group() as group:
+        group.start_soon(listener.wait_for_inputs, "s1", 1)
+        await listening(postgres_dsn)
+        with pytest.raises(RuntimeError) as raised:
+            await listener.wait_for_inputs("s1", 1)
+        group.cancel_scope.cancel()
+    assert str(raised.value) == (
+        f"{postgres_dsn}: this listener is already waiting; one wait at a time: "
+        "open another listener (store.listen()) for a second waiter"
+    )
+    store.close()
