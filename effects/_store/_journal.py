@@ -82,7 +82,12 @@ class SessionJournal:
         """
         position, used = load_for_append(store, session_id)
         return cls(
-            store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used, durability=durability
+            store,
+            session_id,
+            position=position,
+            snapshot_every=snapshot_every,
+            snapshot_seq=used,
+            durability=durability,
         )
 
     @property
@@ -186,4 +191,3 @@ class SessionJournal:
         self._snapshot = snapshot  # with the records still pending, if any: one commit
         self._verdicts.wait(self.flush())
         self._schedule.taken(snapshot)
-
