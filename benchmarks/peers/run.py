@@ -76,10 +76,9 @@ Measurements (medians; ratio x = peer / agent-core, above 1 means agent-core is 
                wall time and in CPU time (the child's process_time around each turn: it
                runs nothing else, so that is the conversation's CPU, threads included).
                In memory the target is judged on CPU time on both sides: both are
-               CPU-bound there (as in benchmarks/runner.py, which also measures CPU
-               time), and the wall time of agent-core's turns of a few milliseconds
-               counts the time slices other processes of a loaded machine take from
-               them. With SQLite it is judged on wall time: waiting for a commit's
+               CPU-bound there, CPU time is what benchmarks/runner.py measures too,
+               and the wall time of agent-core's turns of a few milliseconds counts
+               the time slices other processes of a loaded machine take from them. With SQLite it is judged on wall time: waiting for a commit's
                fsync is part of the cost of durability, and CPU time would hide it.
   bytes        database files (with -wal, -shm) after 100 rounds and at the end (sqlite).
   resume       open the store, build the agent, load the conversation (sqlite), interleaved.
