@@ -18,6 +18,7 @@ from ._events import (
     StateUpdated,
 )
 from ._machine import Machine
+from ._pending import PendingCommit
 from ._protocols import Controller, Dispatch, Journal, effect
 from ._reconcile import Plan, reconcile
 from ._run import parked
@@ -41,6 +42,7 @@ __all__ = [
     "MachineCore",
     "MachineEvent",
     "MachineStopped",
+    "PendingCommit",
     "Plan",
     "StateUpdated",
     "StepResult",

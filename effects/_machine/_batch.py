@@ -4,12 +4,12 @@ refused and why, the events for subscribers; and :class:`StepResult`, what :meth
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
 
 import msgspec
 
 from ._events import InputReceived, InputRejected, MachineEvent, StateUpdated
+from ._pending import Pending
 from ._reconcile import Plan
 
 S = TypeVar("S")
@@ -37,7 +37,7 @@ class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
     plan: Plan
     starting: dict[str, E]
     events: list[MachineEvent]
-    pending: Future[None] | None = None
+    pending: Pending | None = None
 
 
 def fold(

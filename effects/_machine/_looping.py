@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import Generic, TypeVar
 
 import anyio
@@ -19,6 +18,7 @@ from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, threadsafe_scheduler
+from ._pending import OnLoop, Pending
 from ._protocols import Journal
 from ._subscribers import Subscribers
 from ._tasks import EffectTasks
@@ -44,7 +44,8 @@ class MachineLoop(Generic[S, I, E]):
     _schedule: Callable[..., object] | None
     _loop_thread: int | None
     _wake: Waker | None
-    _inflight: Future[None] | None  # the batch whose commit the loop waits for
+    _committed: Waker | None  # wakes the loop task when the batch in flight is durable
+    _inflight: Pending | None  # the batch whose commit the loop waits for
     _broken: bool  # a batch raised: the machine stops without applying anything more
     _host: MachineHost[I]
 
@@ -63,6 +64,7 @@ class MachineLoop(Generic[S, I, E]):
     def _start(self, tg: anyio.abc.TaskGroup) -> Waker:
         self._tg = tg
         self._wake = wake = Waker()
+        self._committed = Waker()
         self._schedule = threadsafe_scheduler()
         self._loop_thread = threading.get_ident()
         self._broken = False
@@ -85,7 +87,7 @@ class MachineLoop(Generic[S, I, E]):
         finally:
             self._tasks.cancel_all(MACHINE_STOPPED)
             stopped = self._core.stop(MACHINE_STOPPED)
-            self._tg = self._schedule = self._loop_thread = self._wake = None
+            self._tg = self._schedule = self._loop_thread = self._wake = self._committed = None
             self._backlog.committing = 0
             self._commits.stop()
             self._waits.stopped()
@@ -133,14 +135,16 @@ class MachineLoop(Generic[S, I, E]):
                 self._tasks.launch(self._host, key, eff, state)
         self._waits.applied()
 
-    async def _durable(self, pending: Future[None]) -> None:
+    async def _durable(self, pending: Pending) -> None:
         """Wait, without blocking the event loop, until the journal's writer committed the batch."""
         self._inflight = pending
         if not pending.done():
-            done, schedule = anyio.Event(), self._schedule
-            assert schedule is not None
-            pending.add_done_callback(lambda _: schedule(done.set))
-            await done.wait()
+            committed, schedule = self._committed, self._schedule
+            assert committed is not None and schedule is not None
+            # The wake always comes through `schedule`, so after the wait below began. A writer settling
+            # a group of PendingCommits wakes this event loop once for all of its waiters.
+            pending.add_done_callback(OnLoop(schedule, committed.wake))
+            await committed.wait()
         self._inflight = None
         pending.result()  # the writer's error, if the commit failed
 

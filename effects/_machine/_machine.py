@@ -80,7 +80,7 @@ class Machine(MachineLoop[S, I, E]):
         self._tg = None
         self._schedule = None
         self._loop_thread = None
-        self._wake = None
+        self._wake = self._committed = None
         self._inflight = None
         self._broken = False
         self._host = MachineHost(self._enqueue, self._commits, self._subscribers.publish, lambda: self._schedule)

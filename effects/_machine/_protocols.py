@@ -70,12 +70,15 @@ class Journal(Protocol[S_contra, I_contra]):
     applied and the machine stops.
 
     A journal may also offer ``submit(inputs, states)`` returning a
-    ``concurrent.futures.Future`` (or ``None`` when there is nothing to wait
-    for): the async :class:`Machine` then hands each batch over and waits for
-    the future without blocking its event loop, so other sessions run while
-    the commit waits for the disk; this session's subscribers and dependent
-    effects still see the batch only once the future is done. A future that
-    holds an error stops the machine.
+    :class:`PendingCommit` or a ``concurrent.futures.Future`` (anything with
+    ``done()``, ``result()`` and ``add_done_callback(fn)``), or ``None`` when
+    there is nothing to wait for: the async :class:`Machine` then hands each
+    batch over and waits for it without blocking its event loop, so other
+    sessions run while the commit waits for the disk; this session's
+    subscribers and dependent effects still see the batch only once it is
+    done. One that holds an error stops the machine. A writer that settles
+    many :class:`PendingCommit` at once (:class:`SqliteStore`,
+    :class:`PostgresStore`) wakes each event loop once for all of them.
     """
 
     def append(self, inputs: Sequence[I_contra], states: Sequence[S_contra], /) -> None:

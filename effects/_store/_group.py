@@ -5,8 +5,9 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from typing import Generic, TypeVar
+
+from .._machine._pending import PendingCommit, settle
 
 J = TypeVar("J")  # a job: what one session's batch asks to write
 
@@ -29,17 +30,17 @@ class GroupWriter(Generic[J]):
         self._commit = commit
         self._grouping = grouping
         self._name = name
-        self._jobs: queue.SimpleQueue[tuple[J, Future[None]] | None] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[J, PendingCommit] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
         self.groups = 0  # transactions committed so far (the benchmarks report writes per commit)
 
-    def submit(self, job: J) -> Future[None]:
-        """Queue ``job``; the future is done once its group is committed (or holds the error).
+    def submit(self, job: J) -> PendingCommit:
+        """Queue ``job``; the :class:`PendingCommit` is done once its group is committed (or holds the error).
 
         Waits only for a :meth:`close` in progress, so no job is queued behind the thread's stop marker.
         """
-        done: Future[None] = Future()
+        done = PendingCommit()
         with self._start:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
@@ -73,20 +74,13 @@ class GroupWriter(Generic[J]):
             if stop:
                 return
 
-    def _write(self, group: list[tuple[J, Future[None]]]) -> None:
+    def _write(self, group: list[tuple[J, PendingCommit]]) -> None:
         errors: list[BaseException | None]
         try:
             errors = self._commit([job for job, _ in group])
             if len(errors) != len(group):
                 raise RuntimeError(f"the store's commit answered {len(errors)} verdicts for {len(group)} writes")
-        except BaseException as failure:  # the commit itself failed: nothing of the group is durable
+        except BaseException as failure:  # the commit itself failed: every batch of the group fails with it
             errors = [failure] * len(group)
         self.groups += 1
-        for (_, done), error in zip(group, errors, strict=True):
-            # A future its waiter cancelled takes no verdict; the thread must live on for the others.
-            if not done.set_running_or_notify_cancel():
-                continue
-            if error is None:
-                done.set_result(None)
-            else:
-                done.set_exception(error)
+        settle([done for _, done in group], errors)  # each event loop waiting on the group is woken once

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future
 
+from .._machine import PendingCommit
 from ._group import GroupWriter
 from ._records import Append, Origin, Snapshot, StoredInput
 
@@ -31,12 +31,12 @@ class GroupedWrites:
         expected: int,
         parent: Origin | None = None,
         snapshot: Snapshot | None = None,
-    ) -> Future[None]:
+    ) -> PendingCommit:
         """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
 
-        The future is done once they are committed (durable: with ``synchronous="FULL"`` on SQLite),
-        or holds the error (:class:`ConcurrencyError`, a :class:`StoreError`) if nothing
-        of them was written. Writes are committed in submission order.
+        The :class:`~effects.PendingCommit` returned is done once they are committed (durable: with
+        ``synchronous="FULL"`` on SQLite), or holds the error (:class:`ConcurrencyError`, a
+        :class:`StoreError`) that kept them out. Writes are committed in submission order.
         """
         if not records and snapshot is None:
             raise ValueError(

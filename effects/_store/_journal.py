@@ -3,26 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future
 from typing import Literal
 
 from msgspec.structs import replace
 
-from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input, transition
+from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input
 
-from ._digest import turn_digest
+from ._chaining import Encoded, chain, continuing, fold_inputs
 from ._fold import Position
 from ._load import load_for_append
 from ._protocol import EventStore
-from ._records import Origin, Snapshot, StoredInput, chain_hash
+from ._records import Origin, Snapshot, StoredInput
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY, SnapshotSchedule, take_snapshot
+from ._verdicts import Commit, Verdicts
 
 Durability = Literal["input", "turn"]
 """When a journal commits: ``"input"`` every batch before anything depends on it (the default); ``"turn"`` when
 a turn ends or waits for a person, so a crash loses at most the turn in progress."""
-
-Encoded = tuple[AgentInput, int, bytes]
-"""An input with the schema version and MessagePack bytes it is stored as."""
 
 
 class SessionJournal:
@@ -68,8 +65,7 @@ class SessionJournal:
         self._written = self._position.seq  # the inputs the store holds (or was handed)
         self._pending: list[StoredInput] = []
         self._snapshot: Snapshot | None = None
-        self._failed: BaseException | None = None
-        self._last: Future[None] | None = None  # the newest batch handed to the store's writer
+        self._verdicts = Verdicts()
 
     @classmethod
     def open(
@@ -86,12 +82,7 @@ class SessionJournal:
         """
         position, used = load_for_append(store, session_id)
         return cls(
-            store,
-            session_id,
-            position=position,
-            snapshot_every=snapshot_every,
-            snapshot_seq=used,
-            durability=durability,
+            store, session_id, position=position, snapshot_every=snapshot_every, snapshot_seq=used, durability=durability
         )
 
     @property
@@ -113,76 +104,50 @@ class SessionJournal:
         ``step``. Without ``states`` the journal folds the inputs itself, and an
         invalid input raises :class:`~agent_core.InvalidInput`.
         """
-        _wait(self.submit(inputs, states))
+        self._verdicts.wait(self.submit(inputs, states))
 
-    def submit(
-        self, inputs: Sequence[AgentInput], states: Sequence[AgentState] | None = None, /
-    ) -> Future[None] | None:
-        """:meth:`append` without waiting: the machine calls this, and waits for the future without blocking.
+    def submit(self, inputs: Sequence[AgentInput], states: Sequence[AgentState] | None = None, /) -> Commit:
+        """:meth:`append` without waiting: the machine calls this, and waits for the commit without blocking.
 
         Returns ``None`` when nothing is left to wait for (already written, or
-        kept back by ``durability="turn"``), else a future done once the batch
-        is durable. After a failed commit the journal refuses further batches.
+        kept back by ``durability="turn"``), else the store's
+        :class:`~effects.PendingCommit`, done once the batch is durable. After
+        a failed commit the journal refuses further batches.
         """
         if not inputs:
             return None
         encoded = [(inp, SCHEMA_VERSION, encode_input(inp, format="msgpack")) for inp in inputs]
-        return self._commit(encoded, self._fold(inputs) if states is None else self._continuing(inputs, states))
+        state = self._position.state
+        after = fold_inputs(state, inputs) if states is None else continuing(self.session_id, state, inputs, states)
+        return self._commit(encoded, after)
 
     def append_encoded(self, batch: Sequence[Encoded]) -> None:
         """Commit inputs already encoded, possibly of an older schema version (imports keep their bytes)."""
-        _wait(self._commit(batch, self._fold([inp for inp, _, _ in batch])))
+        self._verdicts.wait(self._commit(batch, fold_inputs(self._position.state, [inp for inp, _, _ in batch])))
 
-    def _fold(self, inputs: Sequence[AgentInput]) -> list[AgentState]:
-        state = self._position.state
-        states = []
-        for inp in inputs:
-            state = transition(state, inp)
-            states.append(state)
-        return states
-
-    def _continuing(self, inputs: Sequence[AgentInput], states: Sequence[AgentState]) -> Sequence[AgentState]:
-        step = self._position.state.step + len(inputs)
-        if len(states) != len(inputs) or states[-1].step != step:
-            got = f"{len(states)} ending at step {states[-1].step}" if states else "none"
-            raise ValueError(
-                f"SessionJournal.append expected {len(inputs)} states ending at step {step} (session "
-                f"{self.session_id!r} is at step {self._position.state.step}), got {got}; start the machine "
-                "from the journal's state (journal.state), or append the inputs alone"
-            )
-        return states
-
-    def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Future[None] | None:
-        if self._last is not None and self._last.done():
-            self._check_done(self._last)  # its waiter may wake before the future's callbacks have run
-        if self._failed is not None:
+    def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Commit:
+        failed = self._verdicts.failure()
+        if failed is not None:
             raise RuntimeError(
-                f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({self._failed}); "
+                f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({failed}); "
                 "nothing more is appended through it: reopen it with SessionJournal.open"
-            ) from self._failed
-        state, seq, head = self._position
-        for (_, version, data), after in zip(batch, states, strict=True):
-            seq += 1
-            head = chain_hash(head, data)
-            ended = state.turn is not None and after.turn is None
-            digest = turn_digest(after) if ended else None
-            self._pending.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
-            state = after
+            ) from failed
+        self._position = position = chain(self._position, batch, states, self._pending)
+        state, seq, _ = position
         if seq >= self._schedule.next:
             self._snapshot = snapshot = take_snapshot(state, seq)
             self._pending[-1] = replace(self._pending[-1], state_hash=snapshot.state_hash)
             self._schedule.taken(snapshot)
-        self._position = Position(state, seq, head)
         if self.durability == "turn" and state.turn is not None and not state.turn.awaiting_ids:
             return None  # the turn goes on: committed when it ends or waits for a person
         return self.flush()
 
-    def flush(self) -> Future[None] | None:
+    def flush(self) -> Commit:
         """Commit the inputs not committed yet (``durability="turn"`` keeps a running turn's inputs back).
 
         With a store that has a writer (``submit``: :class:`SqliteStore`, :class:`PostgresStore`) the
-        batch is handed over and the returned future is done once it is durable;
-        otherwise it is written before this returns (``None``).
+        batch is handed over and the returned :class:`~effects.PendingCommit` is done once it is
+        durable; otherwise it is written before this returns (``None``).
         """
         if not self._pending and self._snapshot is None:
             return None
@@ -198,17 +163,9 @@ class SessionJournal:
             if snapshot is not None:
                 self.store.save_snapshot(self.session_id, snapshot)
             return None
-        done: Future[None] = submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
-        done.add_done_callback(self._check_done)
-        self._last = done
-        return done
-
-    def _check_done(self, done: Future[None]) -> None:
-        if done.cancelled():  # its waiter gave up on it; the writer still commits or fails it
-            return
-        error = done.exception()
-        if error is not None and self._failed is None:
-            self._failed = error
+        return self._verdicts.handed(
+            submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
+        )
 
     def snapshot(self) -> None:
         """Save a snapshot of the current state now, unless the newest one is already there."""
@@ -220,17 +177,13 @@ class SessionJournal:
 
         After a failed commit it does nothing: the store holds what it committed.
         """
-        if self._failed is not None:
+        if self._verdicts.failure() is not None:
             return
-        _wait(self.flush())
+        self._verdicts.wait(self.flush())
         self.snapshot()
 
     def _save(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot  # with the records still pending, if any: one commit
-        _wait(self.flush())
+        self._verdicts.wait(self.flush())
         self._schedule.taken(snapshot)
 
-
-def _wait(done: Future[None] | None) -> None:
-    if done is not None:
-        done.result()

@@ -10,8 +10,9 @@ from ._errors import SessionNotFound
 from ._group import GroupWriter
 from ._grouped import GroupedWrites
 from ._packing import stored_input, stored_snapshot
+from ._postgres_connection import Reconnecting
 from ._postgres_group import GroupConnection
-from ._postgres_schema import connect, driver, shown, unusable
+from ._postgres_schema import shown
 from ._postgres_wait import DEFAULT_RECONNECT_FOR, InputsListener
 from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 
@@ -37,8 +38,10 @@ class PostgresStore(GroupedWrites):
     each session id written, so another process can :meth:`wait_for_inputs`
     without polling. A connection lost (server restarted) is opened again on
     the next call; a group that cannot be committed fails every batch in it
-    with :class:`StoreUnavailable`, and nothing of them was written. Safe to
-    share between threads (reads are serialized on one connection).
+    with :class:`StoreUnavailable`. Those batches may or may not be durable (a
+    connection lost during ``COMMIT`` leaves the outcome unknown): reopen the
+    session to know. Safe to share between threads (reads are serialized on
+    one connection).
     """
 
     def __init__(self, dsn: str, *, readonly: bool = False, keep_snapshots: int = 1, group_commit: bool = True) -> None:
@@ -46,7 +49,7 @@ class PostgresStore(GroupedWrites):
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
-        self._db = connect(dsn, readonly=readonly)
+        self._reads = Reconnecting(dsn, readonly=readonly, opened=True)
         self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep)
         self._writer: GroupWriter[Append] = GroupWriter(
             self._group, f"agent-core writer {shown(dsn)}", grouping=group_commit
@@ -127,25 +130,15 @@ class PostgresStore(GroupedWrites):
         self._writer.close()
         self._group.close()
         with self._lock:
-            self._db.close()
+            self._reads.close()
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
         """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.
 
-        Running twice is safe: only reads run here (writes go through the
-        writer). A second failure is a :class:`StoreUnavailable`.
+        Running twice is safe: only reads run here (writes go through the writer).
         """
-        psycopg = driver()
         with self._lock:
-            for attempt in (1, 2):
-                try:
-                    if self._db.broken:
-                        self._db = connect(self.dsn, readonly=self._readonly)
-                    return body(self._db)
-                except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as error:
-                    if attempt == 2 or not self._db.broken:
-                        raise unusable(self.dsn, error) from None
-            raise AssertionError("unreachable")
+            return self._reads.run(lambda db, _again: body(db))
 
     def _length(self, session_id: str) -> int:
         found = self._info(session_id)

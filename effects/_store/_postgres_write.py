@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot
 from ._postgres_schema import CHANNEL
 from ._records import Append, timestamp_of
-from ._validate import check_batch
+from ._validate import JOB_ERRORS, check_job
 
 Verdicts = list[BaseException | None]
 
@@ -49,25 +48,20 @@ def _check(jobs: Sequence[Append], known: dict[str, int], done: set[int]) -> tup
     created: list[int] = []
     accepted: list[int] = []
     for index, job in enumerate(jobs):
-        try:
-            if index in done:  # the earlier attempt committed the whole group, this job's snapshot with it
-                verdicts.append(None)
-                continue
-            if job.records:
-                actual = lengths.get(job.session_id, 0)
-                if actual != job.expected:
-                    raise ConcurrencyError(job.session_id, job.expected, actual)
-                check_batch(job.session_id, job.records, job.expected)
-                if job.session_id not in lengths:
-                    created.append(index)
-                lengths[job.session_id] = job.records[-1].seq
-            if job.snapshot is not None and job.session_id not in lengths:
-                raise SessionNotFound(job.session_id, len(lengths))
-        except (ConcurrencyError, SessionNotFound, ValueError) as error:
-            verdicts.append(error)
-        else:
+        if index in done:  # the earlier attempt committed the whole group, this job's snapshot with it
             verdicts.append(None)
-            accepted.append(index)
+            continue
+        try:
+            check_job(job, lengths.get(job.session_id), len(lengths))
+        except JOB_ERRORS as error:
+            verdicts.append(error)
+            continue
+        verdicts.append(None)
+        accepted.append(index)
+        if job.records:
+            if job.session_id not in lengths:
+                created.append(index)
+            lengths[job.session_id] = job.records[-1].seq
     return verdicts, created, accepted
 
 

@@ -26,7 +26,9 @@ def chain_hash(previous: bytes, data: bytes) -> bytes:
     return hashlib.sha256(previous + data).digest()[:HASH_SIZE]
 
 
-class StoredInput(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False: records hold only numbers and bytes (no cycle is possible), and many are alive while a group commits;
+# the garbage collector need not track them.
+class StoredInput(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One record of a session's log.
 
     ``seq`` is the 1-based position (``session-started`` is 1; the state after
@@ -49,7 +51,7 @@ class StoredInput(msgspec.Struct, frozen=True, kw_only=True):
         return decode_input(self.data, format="msgpack", schema_version=self.schema_version)
 
 
-class Snapshot(msgspec.Struct, frozen=True, kw_only=True):
+class Snapshot(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A cached state after record ``seq``: ``data`` is :func:`agent_core.encode_state` as MessagePack.
 
     ``schema_version`` is the state document's format (:data:`agent_core.STATE_FORMAT`),
@@ -111,7 +113,7 @@ def timestamp_of(data: bytes) -> int:
         return 0
 
 
-class Append(msgspec.Struct, frozen=True):
+class Append(msgspec.Struct, frozen=True, gc=False):
     """One job of a store's group writer: a session's records (if any) and a snapshot taken at the last of them."""
 
     session_id: str

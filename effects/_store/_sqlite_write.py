@@ -6,11 +6,10 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ._errors import ConcurrencyError, SessionNotFound
 from ._packing import pack, pack_snapshot
 from ._records import Append, Origin, Snapshot, StoredInput, timestamp_of
 from ._sqlite_schema import sqlite_errors
-from ._validate import check_batch
+from ._validate import JOB_ERRORS, check_job
 
 
 def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
@@ -39,28 +38,23 @@ def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int) -> list[Ba
     rows: list[tuple[object, ...]] = []
     heads: dict[int, tuple[int, bytes, int]] = {}
     for job in jobs:
+        found = known.get(job.session_id)
         try:
-            found = known.get(job.session_id)
-            if job.records:
-                actual = 0 if found is None else found[1]
-                if actual != job.expected:
-                    raise ConcurrencyError(job.session_id, job.expected, actual)
-                check_batch(job.session_id, job.records, job.expected)
-                if found is None:
-                    found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0]
-                key, last = found[0], job.records[-1]
-                rows.extend((key, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
-                            for r in job.records)  # fmt: skip
-                found[1] = last.seq
-                heads[key] = (last.seq, last.hash, timestamp_of(last.data))
-            if job.snapshot is not None:
-                if found is None:
-                    raise SessionNotFound(job.session_id, len(known))
-                snapshot_rows(db, found[0], job.snapshot, keep)
-        except (ConcurrencyError, SessionNotFound, ValueError) as error:
+            check_job(job, None if found is None else found[1], len(known))
+        except JOB_ERRORS as error:
             errors.append(error)
-        else:
-            errors.append(None)
+            continue
+        errors.append(None)
+        if job.records:
+            if found is None:
+                found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0]
+            key, last = found[0], job.records[-1]
+            rows.extend((key, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
+                        for r in job.records)  # fmt: skip
+            found[1] = last.seq
+            heads[key] = (last.seq, last.hash, timestamp_of(last.data))
+        if job.snapshot is not None and found is not None:  # found: check_job refuses a snapshot without a session
+            snapshot_rows(db, found[0], job.snapshot, keep)
     for chunk in _chunks(rows):
         db.execute(f"INSERT INTO inputs VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?, ?)'] * len(chunk))}",
                    [value for row in chunk for value in row])  # fmt: skip

@@ -102,6 +102,7 @@ def test_a_row_no_check_foresaw_fails_only_its_batch(postgres_dsn: str) -> None:
     errors = wait_all(pending)
     assert errors[0] is None and errors[2] is None
     assert isinstance(errors[1], ConcurrencyError)
+    assert (errors[1].expected, errors[1].actual) == (1, 2)  # the records stored, the one inserted past the end too
     assert store.session("c").length == 1
     assert [info.length for info in store.sessions() if info.session_id.startswith("s")] == [1, 1]
 

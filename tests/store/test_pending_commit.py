@@ -1,0 +1,59 @@
+"""``PendingCommit``: what a store's ``submit`` returns. Its verdict is recorded before anyone is told, it cannot
+be called back, a thread can block on it, and a journal whose batch failed refuses the next one even when the
+waiter of that batch gave up on it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from effects import ConcurrencyError, PendingCommit, SessionJournal, SqliteStore
+
+from .conftest import session
+
+
+def test_a_journal_refuses_the_next_batch_after_a_commit_fails_even_if_its_waiter_cancelled(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    inputs = session(1)
+    SessionJournal(store, "s1").append(inputs[:1])
+    stale, ahead = SessionJournal.open(store, "s1"), SessionJournal.open(store, "s1")
+    ahead.append(inputs[1:2])  # another writer went first: the stale journal's next batch must fail
+    other = sqlite3.connect(tmp_path / "log.db")
+    other.execute("BEGIN IMMEDIATE")  # the store's writer waits for this lock: the batch below stays in flight
+    pending = stale.submit(inputs[1:2])
+    assert pending is not None and not pending.done()
+    assert pending.cancel() is False  # a commit in flight is never called back
+    other.rollback()
+    SessionJournal(store, "t").append(session(0, session_id="t"))  # committed after it: its verdict is in
+    assert isinstance(pending.exception(), ConcurrencyError)
+    with pytest.raises(RuntimeError, match="an earlier batch of this journal failed to commit") as refused:
+        stale.submit(inputs[2:3])
+    assert isinstance(refused.value.__cause__, ConcurrencyError)
+    other.close()
+    store.close()
+
+
+def test_a_thread_blocks_until_the_verdict_and_late_callbacks_run_at_once(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    SessionJournal(store, "s1").append(session(0))
+    other = sqlite3.connect(tmp_path / "log.db")
+    other.execute("BEGIN IMMEDIATE")
+    pending = SessionJournal.open(store, "s1").submit(session(1)[1:3])
+    assert isinstance(pending, PendingCommit)
+    with pytest.raises(TimeoutError, match="still in flight"):
+        pending.result(timeout=0.01)
+    seen: list[BaseException | None] = []
+    waiter = threading.Thread(target=lambda: seen.append(pending.exception()))
+    waiter.start()
+    other.rollback()
+    waiter.join()
+    assert seen == [None] and pending.done() and not pending.cancelled()
+    late: list[PendingCommit] = []
+    pending.add_done_callback(late.append)
+    assert late == [pending]
+    assert repr(pending) == "<PendingCommit committed>"
+    other.close()
+    store.close()
