@@ -35,8 +35,10 @@ def test_a_sqlite_pair_runs_in_lockstep_and_resumes() -> None:
     runs = long_pair((ours, theirs), TURNS, resume_repeat=1)
 
     for run in runs:
-        assert len(run.turn_ns) == TURNS
+        assert len(run.turn_ns) == len(run.turn_cpu_ns) == TURNS
         assert all(elapsed > 0 for elapsed in run.turn_ns)
+        # The child's CPU time over each turn came with it: the conversation's own (it runs nothing else).
+        assert all(cpu > 0 for cpu in run.turn_cpu_ns)
         # Bytes on disk are read after BYTES_AT_ROUNDS rounds and at the end: here only the end came.
         assert ROUNDS < BYTES_AT_ROUNDS
         assert list(run.bytes_at) == [ROUNDS]
@@ -67,7 +69,8 @@ def test_a_child_refuses_a_turn_out_of_order() -> None:
 
 def test_a_child_that_dies_is_named_with_its_exit_code() -> None:
     with Child(named("agent-core [none]")) as child:
-        assert child.ask("turn", 0) > 0
+        elapsed, cpu = child.ask("turn", 0)
+        assert elapsed > 0 and cpu > 0
         assert child.process.pid is not None
         os.kill(child.process.pid, signal.SIGKILL)
         with pytest.raises(ChildFailed) as failed:

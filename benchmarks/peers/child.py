@@ -5,7 +5,9 @@ reply, so the two children of a pair never run at the same time. Commands,
 each answered ``("ok", value)``:
 
 * ``("turn", n)``: quiet the process (and the disk, on SQLite), then run and
-  time turn ``n`` (turns come in order from 0); the value is nanoseconds.
+  time turn ``n`` (turns come in order from 0); the value is (nanoseconds of
+  wall time, nanoseconds of the process's CPU time): the child runs nothing
+  else, so its CPU time is the conversation's, its threads included.
 * ``("bytes",)``: bytes on disk of the conversation's directory.
 * ``("close",)``: close the conversation and check it did the workload's work.
 * ``("resume",)``: quiet, then time reopening the stored conversation; the
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalogue import named
-from .measure import check_work, timed_turns
+from .measure import check_work, timed_turn
 from .workload import Contender, Conversation, disk_bytes
 
 
@@ -87,16 +89,16 @@ class Server:
                 raise ValueError(f"expected ('resume',) or ('exit',) after ('close',), got {command!r}")
             self.connection.send(("ok", await self.resume()))
 
-    async def open_command(self, conversation: Conversation, command: tuple[Any, ...]) -> int:
-        """Answer ``turn`` or ``bytes`` while the conversation is open."""
+    async def open_command(self, conversation: Conversation, command: tuple[Any, ...]) -> int | tuple[int, int]:
+        """Answer ``turn`` (wall and CPU nanoseconds) or ``bytes`` while the conversation is open."""
         if command == ("bytes",):
             return disk_bytes(self.directory)
         if command != ("turn", self.turns):
             raise ValueError(f"expected ('turn', {self.turns}), ('bytes',) or ('close',), got {command!r}")
         quiet(self.contender)
-        [elapsed] = await timed_turns(conversation, self.turns, 1)
+        times = await timed_turn(conversation, self.turns)
         self.turns += 1
-        return elapsed
+        return times
 
     async def resume(self) -> tuple[int, int]:
         """Time reopening the stored conversation as a new process would."""

@@ -18,7 +18,7 @@ NAME = "peers"
 
 def document(summary: Summary, command: str, preset: str, seconds: float, wins: list[str]) -> dict[str, Any]:
     """Settings, versions, the guarantees with their targets, every contender's numbers beside its target, the long
-    runs' per-turn series, the peer wins."""
+    runs' per-turn series (wall and CPU time), the peer wins."""
     results = summary.results
     entries = []
     for contender in results.contenders:
@@ -34,8 +34,10 @@ def document(summary: Summary, command: str, preset: str, seconds: float, wins: 
         }
         if contender.key in results.long_runs:
             ours, theirs = results.long_runs[contender.key]
-            entry["per_round_us_by_turn"] = [round(ns / 1000 / MODEL_CALLS_PER_TURN, 1) for ns in theirs.turn_ns]
-            entry["ours_per_round_us_by_turn"] = [round(ns / 1000 / MODEL_CALLS_PER_TURN, 1) for ns in ours.turn_ns]
+            entry["per_round_us_by_turn"] = per_round(theirs.turn_ns)
+            entry["ours_per_round_us_by_turn"] = per_round(ours.turn_ns)
+            entry["per_round_cpu_us_by_turn"] = per_round(theirs.turn_cpu_ns)
+            entry["ours_per_round_cpu_us_by_turn"] = per_round(ours.turn_cpu_ns)
         entries.append({"key": contender.key, **entry})
     return {
         "benchmark": NAME,
@@ -50,6 +52,11 @@ def document(summary: Summary, command: str, preset: str, seconds: float, wins: 
         "contenders": entries,
         "peer_wins": wins,
     }
+
+
+def per_round(turn_ns: list[int]) -> list[float]:
+    """Per turn, microseconds per round (one decimal)."""
+    return [round(ns / 1000 / MODEL_CALLS_PER_TURN, 1) for ns in turn_ns]
 
 
 def groups(summary: Summary) -> list[dict[str, Any]]:

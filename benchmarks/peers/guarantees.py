@@ -81,6 +81,10 @@ LONG_FORMS = ("create_react_agent", "create_agent")
 """LangGraph's prebuilt agent (and its successor's name): the peer of the long-session targets."""
 LONG_TARGETS = {"memory": 1000.0, "sqlite": 50.0}
 """Late-round cost of the prebuilt agent / agent-core's, by persistence: the long-session targets."""
+CPU_JUDGED = ("none", "memory")
+"""Persistence whose long-session ratio is judged on CPU time: both conversations are CPU-bound there, and the
+wall time of agent-core's few-millisecond turns measures the machine's other processes. With SQLite it is wall
+time: waiting for a commit's fsync is part of the cost of durability, and CPU time would hide it."""
 
 
 def guarantee(contender: Contender) -> Guarantee:
@@ -104,3 +108,8 @@ def long_target(contender: Contender) -> float | None:
     if contender.framework != "langgraph" or not contender.form.startswith(LONG_FORMS):
         return None
     return LONG_TARGETS.get(contender.persistence)
+
+
+def long_clock(contender: Contender) -> str:
+    """``"cpu"`` or ``"wall"``: the time the long-session ratio of ``contender`` is judged on (:data:`CPU_JUDGED`)."""
+    return "cpu" if contender.persistence in CPU_JUDGED else "wall"

@@ -6,7 +6,8 @@ process does: open the store, build the agent, load the conversation). A full
 garbage collection runs, untimed, before each sample, so nobody pays for the
 garbage of the one before. Frameworks are interleaved (A B A B...) so that
 whatever else the machine does lands on all of them alike. The turns of a
-long pair run in child processes (:mod:`.child`) through :func:`timed_turns`.
+long pair run in child processes (:mod:`.child`) through :func:`timed_turn`,
+which also reads the process's CPU time (``time.process_time_ns``) around each.
 """
 
 from __future__ import annotations
@@ -57,15 +58,24 @@ def check_work(contender: Contender, conversation: Conversation, turns: int) -> 
         raise RuntimeError(f"{contender.label} [{contender.persistence}] answered turn {wrong[0]} wrongly")
 
 
+async def timed_turn(conversation: Conversation, number: int) -> tuple[int, int]:
+    """Run turn ``number``; nanoseconds of wall time and of the process's CPU time (all its threads) it took.
+
+    The CPU time is the conversation's only where nothing else runs in the
+    process: in the child of a long pair (:mod:`.child`).
+    """
+    cpu = time.process_time_ns()
+    start = time.perf_counter_ns()
+    answer = await conversation.turn(question(number))
+    elapsed = time.perf_counter_ns() - start
+    cpu = time.process_time_ns() - cpu
+    conversation.tally.answers.append(answer)
+    return elapsed, cpu
+
+
 async def timed_turns(conversation: Conversation, first: int, count: int) -> list[int]:
-    """Run ``count`` turns from turn ``first``; nanoseconds of each turn."""
-    times = []
-    for number in range(first, first + count):
-        start = time.perf_counter_ns()
-        answer = await conversation.turn(question(number))
-        times.append(time.perf_counter_ns() - start)
-        conversation.tally.answers.append(answer)
-    return times
+    """Run ``count`` turns from turn ``first``; nanoseconds (wall time) of each turn."""
+    return [(await timed_turn(conversation, number))[0] for number in range(first, first + count)]
 
 
 async def overhead(contenders: Sequence[Contender], turns: int, repeat: int, warmup: int) -> dict[str, list[float]]:

@@ -5,8 +5,9 @@ full garbage collection triggered by one traversed the other's heap (LangGraph's
 ``InMemorySaver`` holds every checkpoint of the conversation: millions of
 objects at round 1,000), and with SQLite one's commits waited behind the
 other's gigabytes of writes. Here each child owns its heap and its directory;
-the parent asks one child for one turn, waits for its time, then the other
-(the order swapping every turn), so the children never run at the same time.
+the parent asks one child for one turn, waits for its times (wall and the
+child's CPU time), then the other (the order swapping every turn), so the
+children never run at the same time.
 Before each timed turn the child collects its garbage and, on SQLite,
 flushes the disk (:func:`.child.quiet`).
 """
@@ -32,17 +33,28 @@ class ChildFailed(RuntimeError):
 
 @dataclass
 class LongRun:
-    """One contender's long conversation: per-turn times, bytes on disk, resume times."""
+    """One contender's long conversation: per-turn wall and CPU times, bytes on disk, resume times.
+
+    ``turn_cpu_ns`` is the CPU time of the child process over each turn (all
+    its threads): the conversation's own, whatever else the machine ran meanwhile.
+    """
 
     turn_ns: list[int] = field(default_factory=list)
+    turn_cpu_ns: list[int] = field(default_factory=list)
     bytes_at: dict[int, int] = field(default_factory=dict)
     resume_ms: list[float] = field(default_factory=list)
     resumed_messages: int = 0
 
-    def per_round_us(self, first_turn: int, turns: int) -> float:
-        """Median microseconds per round over ``turns`` turns from ``first_turn``."""
-        window = self.turn_ns[first_turn : first_turn + turns]
+    def per_round_us(self, first_turn: int, turns: int, *, cpu: bool = False) -> float:
+        """Median microseconds per round over ``turns`` turns from ``first_turn``: wall time, or CPU time."""
+        window = (self.turn_cpu_ns if cpu else self.turn_ns)[first_turn : first_turn + turns]
         return statistics.median(window) / 1000 / MODEL_CALLS_PER_TURN
+
+    def add_turn(self, times: tuple[int, int]) -> None:
+        """Record a turn's (wall, CPU) nanoseconds as the child answered them."""
+        elapsed, cpu = times
+        self.turn_ns.append(elapsed)
+        self.turn_cpu_ns.append(cpu)
 
 
 class Child:
@@ -109,14 +121,18 @@ def long_pair(pair: tuple[Contender, Contender], turns: int, resume_repeat: int)
         children = (one, other)
         for number in range(turns):
             for index in (0, 1) if number % 2 == 0 else (1, 0):
-                runs[index].turn_ns.append(children[index].ask("turn", number))
+                runs[index].add_turn(children[index].ask("turn", number))
             rounds = (number + 1) * MODEL_CALLS_PER_TURN
             if rounds in (BYTES_AT_ROUNDS, turns * MODEL_CALLS_PER_TURN) and pair[0].persistence == "sqlite":
                 for index in (0, 1):
                     runs[index].bytes_at[rounds] = children[index].ask("bytes")
             if (number + 1) % 20 == 0 or number + 1 == turns:
-                latest = [run.turn_ns[-1] / 1e6 / MODEL_CALLS_PER_TURN for run in runs]
-                progress(f"  round {rounds}: {latest[0]:.3f} ms vs {latest[1]:.3f} ms per round")
+                wall = [run.turn_ns[-1] / 1e6 / MODEL_CALLS_PER_TURN for run in runs]
+                cpu = [run.turn_cpu_ns[-1] / 1e6 / MODEL_CALLS_PER_TURN for run in runs]
+                progress(
+                    f"  round {rounds}: {wall[0]:.3f} ms vs {wall[1]:.3f} ms per round "
+                    f"(CPU {cpu[0]:.3f} ms vs {cpu[1]:.3f} ms)"
+                )
         for child in children:
             child.ask("close")
         if pair[0].resume is not None and pair[1].resume is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from .guarantees import guarantee, is_reference, long_target
+from .guarantees import guarantee, is_reference, long_clock, long_target
 from .measure import BYTES_AT_ROUNDS, WINDOW_ROUNDS, Memory
 from .pair import LongRun
 from .workload import MODEL_CALLS_PER_TURN, Contender
@@ -45,6 +45,10 @@ class Results:
         if found is None:
             raise ValueError(f"{contender.key} is compared with {key}, which this run does not measure")
         return found
+
+
+CLOCKS = (("wall", ""), ("cpu", "_cpu"))
+"""The two times of a long run's turns, and the suffix of their names in :meth:`Summary.long_values`."""
 
 
 def versions() -> dict[str, str]:
@@ -99,10 +103,12 @@ class Summary:
         self.late = (self.turns - window, window)
 
     def long_values(self, run: LongRun) -> dict[str, Any]:
-        """Early and late µs per round, bytes, resume ms of one long run."""
+        """Early and late µs per round (wall and CPU), bytes, resume ms of one long run."""
         return {
             "early_us": run.per_round_us(*self.early),
             "late_us": run.per_round_us(*self.late),
+            "early_cpu_us": run.per_round_us(*self.early, cpu=True),
+            "late_cpu_us": run.per_round_us(*self.late, cpu=True),
             "bytes_at_100": run.bytes_at.get(BYTES_AT_ROUNDS),
             "bytes_at_end": run.bytes_at.get(self.rounds),
             "resume_ms": median(run.resume_ms),
@@ -120,7 +126,7 @@ class Summary:
         if partnered:
             pairs = [results.long_runs[key][0] for key in partnered]
             each = [self.long_values(run) for run in pairs]
-            for name in ("early_us", "late_us", "bytes_at_100", "bytes_at_end", "resume_ms", "resumed_messages"):
+            for name in each[0]:
                 values[name] = median([v[name] for v in each if v[name] is not None])
             values["pairs"] = len(pairs)
         elif contender.key in results.long_runs:
@@ -147,17 +153,24 @@ class Summary:
         }
 
     def long_verdict(self, contender: Contender) -> dict[str, Any] | None:
-        """Late rounds of the prebuilt agent's long run against agent-core's from the same pair, with the target."""
+        """Late rounds of the prebuilt agent's long run against agent-core's from the same pair, wall and CPU time,
+        with the target and the ratio it is judged on (``judged_on``: CPU time in memory, wall time on SQLite)."""
         target = long_target(contender)
         if target is None or contender.key not in self.results.long_runs:
             return None
-        values = self.of(contender)
-        ours, theirs = values["ours"]["late_us"], values["late_us"]
-        measured = theirs / ours
+        theirs = self.of(contender)
+        ours = theirs["ours"]
+        ratios = {clock: theirs[f"late{suffix}_us"] / ours[f"late{suffix}_us"] for clock, suffix in CLOCKS}
+        measured = ratios[long_clock(contender)]
         return {
             "rounds": [self.rounds - WINDOW_ROUNDS + 1, self.rounds],
-            "ours_us": ours,
-            "theirs_us": theirs,
+            "ours_us": ours["late_us"],
+            "theirs_us": theirs["late_us"],
+            "ours_cpu_us": ours["late_cpu_us"],
+            "theirs_cpu_us": theirs["late_cpu_us"],
+            "wall_ratio": ratios["wall"],
+            "cpu_ratio": ratios["cpu"],
+            "judged_on": long_clock(contender),
             "ratio": measured,
             "target": f">= {target:g}x at round 1000",
             "met": measured >= target if self.rounds >= 1000 else None,

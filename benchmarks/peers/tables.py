@@ -112,9 +112,22 @@ def per_round(summary: Summary) -> str:
 
 
 def long_session(summary: Summary) -> str:
-    """The prebuilt agent's late rounds against agent-core's in the same run, beside the round-1000 targets."""
+    """The prebuilt agent's late rounds against agent-core's in the same run, wall and CPU time, beside the
+    round-1000 targets; ``on`` names the time the target is judged on (CPU in memory, wall on SQLite)."""
     first, last = summary.rounds - WINDOW_ROUNDS + 1, summary.rounds
-    headers = ("contender", "store", f"agent-core µs, rounds {first}-{last}", "peer µs", "x", "target", "met")
+    headers = (
+        "contender",
+        "store",
+        f"agent-core µs, rounds {first}-{last}: wall",
+        "CPU",
+        "peer µs: wall",
+        "CPU",
+        "x wall",
+        "x CPU",
+        "on",
+        "target",
+        "met",
+    )
     rows = []
     for contender, _ in ordered(summary):
         verdict = summary.long_verdict(contender)
@@ -126,8 +139,12 @@ def long_session(summary: Summary) -> str:
                 contender.label,
                 contender.persistence,
                 number(verdict["ours_us"]),
+                number(verdict["ours_cpu_us"]),
                 number(verdict["theirs_us"]),
-                ratio(verdict["ratio"], 1),
+                number(verdict["theirs_cpu_us"]),
+                ratio(verdict["wall_ratio"], 1),
+                ratio(verdict["cpu_ratio"], 1),
+                "CPU" if verdict["judged_on"] == "cpu" else "wall",
                 verdict["target"],
                 shown,
             )
