@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,46 @@ def test_a_thread_blocks_until_the_verdict_and_late_callbacks_run_at_once(tmp_pa
     assert repr(pending) == "<PendingCommit committed>"
     other.close()
     store.close()
+
+
+def test_every_done_callback_runs_once_while_the_writer_settles_groups(tmp_path: Path) -> None:
+    """Callbacks are added from another thread while the writer settles the groups they belong to: each runs once,
+    whether the writer takes it or finds the list drained and leaves it to the adder, and every blocked thread wakes."""
+    store = SqliteStore(tmp_path / "log.db", synchronous="NORMAL")
+    journals = [SessionJournal(store, f"s{n}") for n in range(20)]
+    batches = [session(10, session_id=f"s{n}") for n in range(20)]
+    handed: list[PendingCommit] = []
+    for step in range(len(batches[0])):  # one input per batch, the sessions interleaved: many groups
+        for journal, inputs in zip(journals, batches, strict=True):
+            pending = journal.submit(inputs[step : step + 1])
+            assert isinstance(pending, PendingCommit)
+            handed.append(pending)
+    runs = [0] * len(handed)
+    lock = threading.Lock()
+
+    def counted(index: int) -> Callable[[PendingCommit], None]:
+        def run(_: PendingCommit) -> None:
+            with lock:
+                runs[index] += 1
+
+        return run
+
+    def add() -> None:
+        for index, pending in enumerate(handed):
+            pending.add_done_callback(counted(index))
+
+    adder = threading.Thread(target=add)
+
+    def block() -> None:
+        for pending in handed:
+            pending.result()
+
+    blocker = threading.Thread(target=block, daemon=True)  # a failure must not hang the test run
+    adder.start()
+    blocker.start()
+    adder.join()
+    blocker.join(timeout=30)
+    assert not blocker.is_alive(), "a thread blocked on a commit was never woken"
+    store.close()  # every group is settled by now
+    assert runs == [1] * len(handed)
+    assert all(p.done() and p.exception() is None for p in handed)
