@@ -70,7 +70,7 @@ class Backlog:
 
     def check(self, queued: int) -> None:
         """Raise :class:`Backpressure` if the backlog is full (on the loop's thread, before queueing one)."""
-        backlog = queued + self.committing + self.crossing
+        backlog = self.size(queued)
         if backlog >= self.limit:
             raise Backpressure(backlog, self.limit)
 
