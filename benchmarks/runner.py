@@ -14,7 +14,10 @@ validation) and the reducer.
   rounds per second, CPU per round, the time spent in the garbage collector
   and its full collections, and the process's peak memory (each in a fresh
   subprocess), under CPython's collector thresholds and under the ones the
-  README recommends for many sessions.
+  README recommends for many sessions;
+* the floors under a round (``_floor.py``): the event loop alone running its
+  four tasks, the pure core alone folding its inputs and building its context,
+  and the generic machine alone, beside the whole round.
 
 Run ``python benchmarks/runner.py`` (``--quick`` for a smoke run). Prints a
 table and writes ``benchmarks/results/runner.json``.
@@ -38,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import table, write_results
 from _crowd import CROWD_HEADERS, concurrent_sessions, crowd_rows
-from _floor import machine_floor
+from _floor import FLOOR_HEADERS, core_floor, floor_rows, loop_floor, machine_floor
 from _workload import ROUNDS_PER_TURN, instant_model, lookup, new_agent
 
 from effects import MachineEvent
@@ -112,8 +115,14 @@ def main() -> None:
         print(json.dumps(anyio.run(long_session, args.rounds, args.subscribers, backend=args.backend)))
         return
     if args.phase == "floor":
-        anyio.run(machine_floor, 100, backend=args.backend)
-        print(json.dumps(anyio.run(machine_floor, args.rounds, backend=args.backend)))
+        anyio.run(machine_floor, 100, backend=args.backend)  # warm-up
+        anyio.run(loop_floor, 100, backend=args.backend)
+        floor = {
+            "machine": anyio.run(machine_floor, args.rounds, backend=args.backend),
+            "loop": anyio.run(loop_floor, args.rounds, backend=args.backend),
+            "core": core_floor(args.rounds),
+        }
+        print(json.dumps(floor))
         return
     if args.phase == "concurrent":
         print(json.dumps(anyio.run(concurrent_sessions, args.sessions, args.turns, args.tuned, backend=args.backend)))
@@ -140,7 +149,7 @@ def main() -> None:
             "target_rounds_per_second": TARGET_ROUNDS_PER_SECOND,
             "long_session": long_runs,
             "long_session_one_subscriber": subscribed,
-            "machine_floor": floors,
+            "floors": floors,
             "concurrent": crowd,
         },
     )
@@ -166,7 +175,7 @@ def report(
             f"{r['early_us']:.1f}",
             f"{r['late_us']:.1f}",
             f"{r['late_over_early']:.2f}x",
-            f"{floors[backend]['cpu_us_per_round']:.1f}",
+            f"{floors[backend]['machine']['cpu_us_per_round']:.1f}",
         )
         for backend, subscribers, r in runs
     ]
@@ -191,6 +200,11 @@ def report(
     print("machine running the same tasks and inputs (4 effects, 7 inputs per round) with no agent")
     asyncio_us, trio_us = long_runs["asyncio"]["cpu_us_per_round"], long_runs["trio"]["cpu_us_per_round"]
     print(f"trio / asyncio (cpu, no subscriber): {trio_us / asyncio_us:.2f}x (target <= {TRIO_OVER_ASYNCIO}x)")
+    print(f"\nWhat a round costs in parts (cpu us per round, against the {TARGET_US:.0f} us target)\n")
+    print(table(FLOOR_HEADERS, floor_rows(long_runs, floors)))
+    print("event loop alone: the round's 4 tasks in a native task group, waking the waiting task; pure core:")
+    print("the round's inputs folded and its model call's context built (a lower bound: effects_at left out).")
+    print("A runner starting a task per effect pays both: their sum is a floor under the whole round.")
     first = crowd["default"]
     print(
         f"\n{first['sessions']:,} concurrent sessions once open (asyncio, {first['rounds']:,} rounds; target at 1,000 "
