@@ -23,20 +23,26 @@ class StoreError(Exception):
 
 
 class ConcurrencyError(StoreError):
-    """An append expected the session at one length and found another (another writer came first).
+    """An append expected the session at one length and found another (another writer came first), or at that
+    length but ending in another record (``diverged``).
 
     Nothing was written. Reload the session and decide again; two writers
     never interleave their inputs.
     """
 
-    def __init__(self, session_id: str, expected: int, actual: int) -> None:
+    def __init__(self, session_id: str, expected: int, actual: int, *, diverged: bool = False) -> None:
         self.session_id = session_id
         self.expected = expected
         self.actual = actual
-        super().__init__(
-            f"session {session_id!r} has {actual} inputs, but the append expected {expected}: "
-            "another writer appended first; reload the session and retry"
-        )
+        self.diverged = diverged
+        if diverged:
+            problem = (
+                f"has {actual} inputs, as the append expected, but its last is not the one the batch follows: "
+                "another writer appended first, or an earlier batch of this writer was refused"
+            )
+        else:
+            problem = f"has {actual} inputs, but the append expected {expected}: another writer appended first"
+        super().__init__(f"session {session_id!r} {problem}; reload the session and retry")
 
 
 class SessionNotFound(StoreError, KeyError):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
-from ._errors import ConcurrencyError, SessionNotFound
+from ._errors import SessionNotFound
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, timestamp_of
-from ._validate import check_batch
+from ._validate import check_continues
 
 
 class _Log:
@@ -35,10 +35,8 @@ class MemoryStore:
         """Append ``records`` if the session has ``expected`` inputs (see :class:`EventStore`)."""
         with self._lock:
             log = self._logs.get(session_id)
-            actual = 0 if log is None else len(log.records)
-            if actual != expected:
-                raise ConcurrencyError(session_id, expected, actual)
-            check_batch(session_id, records, expected)
+            stored = None if log is None or not log.records else (len(log.records), log.records[-1].hash)
+            check_continues(session_id, records, expected, stored)
             if log is None:
                 log = self._logs[session_id] = _Log(parent)
             log.records.extend(records)

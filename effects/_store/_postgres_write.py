@@ -15,7 +15,7 @@ from typing import Any
 from ._packing import pack, pack_snapshot
 from ._postgres_schema import CHANNEL
 from ._records import Append, timestamp_of
-from ._validate import JOB_ERRORS, check_job
+from ._validate import JOB_ERRORS, Stored, check_job
 
 Verdicts = list[BaseException | None]
 
@@ -33,7 +33,7 @@ def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = Fa
         while True:
             verdicts, created, accepted = _check(jobs, known, done)
             lost = _create(db, [jobs[i] for i in created])
-            known.update((jobs[i].session_id, 0) for i in created)
+            known.update((jobs[i].session_id, (0, b"")) for i in created)
             if not lost:
                 break
             known.update(_lock(db, lost))  # another process created them meanwhile: check against its rows
@@ -41,9 +41,11 @@ def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = Fa
     return verdicts
 
 
-def _check(jobs: Sequence[Append], known: dict[str, int], done: set[int]) -> tuple[Verdicts, list[int], list[int]]:
+def _check(
+    jobs: Sequence[Append], known: dict[str, Stored], done: set[int]
+) -> tuple[Verdicts, list[int], list[int]]:
     """Each job's verdict, the jobs that create their session, and the jobs to write (by index)."""
-    lengths = dict(known)
+    sessions = dict(known)
     verdicts: Verdicts = []
     created: list[int] = []
     accepted: list[int] = []
@@ -52,25 +54,26 @@ def _check(jobs: Sequence[Append], known: dict[str, int], done: set[int]) -> tup
             verdicts.append(None)
             continue
         try:
-            check_job(job, lengths.get(job.session_id), len(lengths))
+            check_job(job, sessions.get(job.session_id), len(sessions))
         except JOB_ERRORS as error:
             verdicts.append(error)
             continue
         verdicts.append(None)
         accepted.append(index)
         if job.records:
-            if job.session_id not in lengths:
+            if job.session_id not in sessions:
                 created.append(index)
-            lengths[job.session_id] = job.records[-1].seq
+            sessions[job.session_id] = (job.records[-1].seq, job.records[-1].hash)
     return verdicts, created, accepted
 
 
-def _lock(db: Any, names: list[str]) -> dict[str, int]:
-    """The length of each named session that exists, its row locked until the commit (in name order: no deadlock)."""
+def _lock(db: Any, names: list[str]) -> dict[str, Stored]:
+    """Length and head of each named session that exists, its row locked until the commit (in name order: no
+    deadlock)."""
     rows = db.execute(
-        "SELECT name, length FROM agent_core_sessions WHERE name = ANY(%s) ORDER BY name FOR UPDATE", (names,)
+        "SELECT name, length, head FROM agent_core_sessions WHERE name = ANY(%s) ORDER BY name FOR UPDATE", (names,)
     ).fetchall()
-    return {name: length for name, length in rows}
+    return {name: (length, bytes(head)) for name, length, head in rows}
 
 
 def _stored(db: Any, jobs: Sequence[Append]) -> set[int]:

@@ -26,7 +26,9 @@ class EventStore(Protocol):
 
         ``expected=0`` creates the session (with ``parent`` when it is a fork).
         Raises :class:`ConcurrencyError` when the session's length is not
-        ``expected`` (another writer came first); then nothing is written.
+        ``expected`` (another writer came first), or when the first record's
+        chain hash does not follow the session's last record (``diverged``:
+        a writer whose earlier batch was refused); then nothing is written.
         The records' ``seq`` must continue the log (``expected + 1``, ...).
         """
         ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from ._packing import pack, pack_snapshot
 from ._records import Append, Origin, Snapshot, StoredInput, timestamp_of
@@ -33,25 +34,25 @@ def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep
 
 
 def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
-    known = _sessions(db, sorted({job.session_id for job in jobs}))  # name -> [key, length]
+    known = _sessions(db, sorted({job.session_id for job in jobs}))  # name -> [key, length, head]
     errors: list[BaseException | None] = []
     rows: list[tuple[object, ...]] = []
     heads: dict[int, tuple[int, bytes, int]] = {}
     for job in jobs:
         found = known.get(job.session_id)
         try:
-            check_job(job, None if found is None else found[1], len(known))
+            check_job(job, None if found is None else (found[1], found[2]), len(known))
         except JOB_ERRORS as error:
             errors.append(error)
             continue
         errors.append(None)
         if job.records:
             if found is None:
-                found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0]
+                found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0, b""]
             key, last = found[0], job.records[-1]
             rows.extend((key, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
                         for r in job.records)  # fmt: skip
-            found[1] = last.seq
+            found[1], found[2] = last.seq, last.hash
             heads[key] = (last.seq, last.hash, timestamp_of(last.data))
         if job.snapshot is not None and found is not None:  # found: check_job refuses a snapshot without a session
             snapshot_rows(db, found[0], job.snapshot, keep)
@@ -67,14 +68,14 @@ def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int) -> list[Ba
     return errors
 
 
-def _sessions(db: sqlite3.Connection, names: list[str]) -> dict[str, list[int]]:
-    """Key and length of the named sessions that exist, in one statement (one row)."""
+def _sessions(db: sqlite3.Connection, names: list[str]) -> dict[str, list[Any]]:
+    """Key, length and head of the named sessions that exist, in one statement (one row)."""
     row = db.execute(
-        "SELECT json_group_array(json_array(name, id, length)) FROM sessions "
+        "SELECT json_group_array(json_array(name, id, length, hex(head))) FROM sessions "
         "WHERE name IN (SELECT value FROM json_each(?))",
         (json.dumps(names),),
     ).fetchone()
-    return {name: [key, length] for name, key, length in json.loads(row[0])}
+    return {name: [key, length, bytes.fromhex(head)] for name, key, length, head in json.loads(row[0])}
 
 
 def _chunks(rows: list[tuple[object, ...]]) -> list[list[tuple[object, ...]]]:

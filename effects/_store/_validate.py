@@ -5,26 +5,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._errors import ConcurrencyError, SessionNotFound
-from ._records import Append, StoredInput
+from ._records import Append, StoredInput, chain_hash
+
+Stored = tuple[int, bytes]
+"""A session as a store holds it: its length and its head (the last record's chain hash)."""
 
 JOB_ERRORS = (ConcurrencyError, SessionNotFound, ValueError)
 """What :func:`check_job` raises: the job fails alone, the rest of its group commits."""
 
 
-def check_job(job: Append, length: int | None, sessions: int) -> None:
-    """Refuse a writer's job that does not continue its session, which has ``length`` inputs (``None``: none yet).
+def check_job(job: Append, stored: Stored | None, sessions: int) -> None:
+    """Refuse a writer's job that does not continue its session as ``stored`` (``None``: no such session yet).
 
-    Records must continue the log (:class:`ConcurrencyError` when another
-    writer came first; see :func:`check_batch`); a snapshot alone needs its
-    session to exist (:class:`SessionNotFound`, naming the store's ``sessions``).
+    Records must continue the log (see :func:`check_continues`); a snapshot
+    alone needs its session to exist (:class:`SessionNotFound`, naming the
+    store's ``sessions``).
     """
     if job.records:
-        actual = length or 0
-        if actual != job.expected:
-            raise ConcurrencyError(job.session_id, job.expected, actual)
-        check_batch(job.session_id, job.records, job.expected)
-    elif job.snapshot is not None and length is None:
+        check_continues(job.session_id, job.records, job.expected, stored)
+    elif job.snapshot is not None and stored is None:
         raise SessionNotFound(job.session_id, sessions)
+
+
+def check_continues(session_id: str, records: Sequence[StoredInput], expected: int, stored: Stored | None) -> None:
+    """Refuse a batch that does not continue the stored log: :class:`ConcurrencyError` when the session does not
+    have ``expected`` inputs, or when its last one is not the record the batch's first chains from.
+
+    The length alone does not tell: a writer whose earlier batch was refused
+    (while this one was already on its way) expects the length the log has
+    again, yet its batch follows records the store never took. Comparing the
+    stored head with the batch's first chain hash catches that, and any other
+    writer that appended as many inputs.
+    """
+    length, head = stored if stored is not None else (0, b"")
+    if length != expected:
+        raise ConcurrencyError(session_id, expected, length)
+    check_batch(session_id, records, expected)
+    if expected and chain_hash(head, records[0].data) != records[0].hash:  # a new session: nothing to follow
+        raise ConcurrencyError(session_id, expected, length, diverged=True)
 
 
 def check_batch(session_id: str, records: Sequence[StoredInput], expected: int) -> None:

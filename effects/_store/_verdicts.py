@@ -1,6 +1,8 @@
-"""What a journal knows of its commits: the newest one handed over, and the failure that stops the journal."""
+"""What a journal knows of its commits: those handed over and not yet seen done, and the failure that stops it."""
 
 from __future__ import annotations
+
+from collections import deque
 
 from .._machine._pending import Pending
 
@@ -11,37 +13,40 @@ Commit = Pending | None
 class Verdicts:
     """The verdicts of one journal's commits, read from the commits themselves (no callback to wait for).
 
-    A batch after a failed one fails too (it no longer continues the stored
-    log), so the newest batch handed over tells whether the journal may go on.
+    A store's writer settles a journal's batches in the order they were
+    handed over, and refuses every batch after a failed one (it no longer
+    continues the stored log); the journal's failure is the first batch's
+    error, the cause of the rest.
     """
 
-    __slots__ = ("failed", "last")
+    __slots__ = ("failed", "inflight")
 
     def __init__(self) -> None:
         self.failed: BaseException | None = None
-        self.last: Pending | None = None
+        self.inflight: deque[Pending] = deque()  # handed over, in order, not yet seen done
 
     def handed(self, done: Pending) -> Pending:
         """``done`` is the newest batch handed to the store's writer."""
-        self.last = done
+        self.inflight.append(done)
         return done
 
     def failure(self) -> BaseException | None:
-        """The first commit error seen (the newest batch's, once it is done), or ``None``."""
-        last = self.last
-        if last is not None and last.done():
-            self.last = None
+        """The first commit error among the batches seen done so far, or ``None``."""
+        inflight = self.inflight
+        while inflight and inflight[0].done():
             try:
-                last.result()
+                inflight.popleft().result()
             except Exception as error:  # its error; or a cancelled concurrent.futures.Future's: verdict unknown
                 self.failed = self.failed or error
         return self.failed
 
     def wait(self, done: Commit) -> None:
-        """Block until ``done`` is durable; its error is raised, and kept as the journal's failure."""
+        """Block until ``done`` is durable; its error is raised, and the first error of the journal's batches is
+        kept as its failure."""
         if done is not None:
             try:
                 done.result()
             except Exception as error:
+                self.failure()  # the batches handed before it are settled too
                 self.failed = self.failed or error
                 raise

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from effects import ConcurrencyError, PendingCommit, SessionJournal, SqliteStore
+from agent_core import encode_input
+from effects import ConcurrencyError, PendingCommit, SessionJournal, SqliteStore, load_state
 
-from .conftest import session
+from .conftest import START, session, turn
 
 
 def test_a_journal_refuses_the_next_batch_after_a_commit_fails_even_if_its_waiter_cancelled(tmp_path: Path) -> None:
@@ -33,6 +34,34 @@ def test_a_journal_refuses_the_next_batch_after_a_commit_fails_even_if_its_waite
     with pytest.raises(RuntimeError, match="an earlier batch of this journal failed to commit") as refused:
         stale.submit(inputs[2:3])
     assert isinstance(refused.value.__cause__, ConcurrencyError)
+    other.close()
+    store.close()
+
+
+def test_a_batch_handed_over_behind_a_refused_one_is_refused_not_written_after_another_writers(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    inputs = session(1)
+    SessionJournal(store, "s1").append(inputs[:1])
+    stale = SessionJournal.open(store, "s1")
+    SessionJournal.open(store, "s1").append(turn(7, START + 99)[:1])  # another writer's input at record 2
+    other = sqlite3.connect(tmp_path / "log.db")
+    other.execute("BEGIN IMMEDIATE")  # both batches below are handed over before the writer sees either
+    first, second = stale.submit(inputs[1:2]), stale.submit(inputs[2:3])
+    other.rollback()
+    assert first is not None and second is not None
+    refused, diverged = first.exception(timeout=30), second.exception(timeout=30)
+    assert isinstance(refused, ConcurrencyError) and (refused.expected, refused.actual) == (1, 2)
+    # The second expects the length the log has again, but follows the first, which the store never took.
+    assert isinstance(diverged, ConcurrencyError) and diverged.diverged
+    assert [r.data for r in store.read("s1")] == [encode_input(i, format="msgpack") for i in inputs[:1]] + [
+        encode_input(turn(7, START + 99)[0], format="msgpack")
+    ]
+    assert load_state(store, "s1").step == 2  # the chain holds: nothing was written onto the other's record
+    with pytest.raises(RuntimeError, match="an earlier batch of this journal failed") as stopped:
+        stale.submit(inputs[3:4])
+    assert stopped.value.__cause__ is refused  # the journal names the first failure, the cause of the rest
     other.close()
     store.close()
 

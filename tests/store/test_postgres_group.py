@@ -20,10 +20,11 @@ from effects import (
     PostgresStore,
     SessionJournal,
     StoreUnavailable,
+    load_state,
     replay_session,
 )
 
-from .conftest import session
+from .conftest import START, session, turn
 
 
 def test_without_grouping_each_batch_is_one_transaction(postgres_dsn: str) -> None:
@@ -52,7 +53,7 @@ def held(dsn: str, store: PostgresStore, blocker: str) -> Iterator[Future[None]]
         assert first is not None
         waiting = (
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-            "AND query LIKE 'SELECT name, length FROM agent_core_sessions %'"
+            "AND query LIKE 'SELECT name, length, head FROM agent_core_sessions %'"
         )
         with psycopg().connect(dsn, autocommit=True) as watch:
             while watch.execute(waiting).fetchone() != (1,):  # until the writer's group waits for our lock
@@ -86,6 +87,33 @@ def test_a_conflicting_batch_fails_alone_and_its_group_commits(postgres_dsn: str
     for n in range(5):
         assert replay_session(store, f"s{n}", verify=True).state == replay(session(0, session_id=f"s{n}"))
     assert [r.decode() for r in store.read("c")] == inputs[:2]
+
+
+def test_batches_of_one_session_in_one_group_follow_each_other(postgres_dsn: str) -> None:
+    store = PostgresStore(postgres_dsn)
+    inputs = session(1, session_id="e")
+    SessionJournal(store, "e").append(inputs[:1])
+    journal = SessionJournal.open(store, "e")
+    with held(postgres_dsn, store, "blocker"):
+        pending = [journal.submit(inputs[n : n + 1]) for n in range(1, 4)]  # one group, behind the held one
+    assert wait_all(pending) == [None, None, None]
+    assert load_state(store, "e").step == 4
+    store.close()
+
+
+def test_a_batch_behind_a_refused_one_in_the_same_group_is_refused_too(postgres_dsn: str) -> None:
+    store = PostgresStore(postgres_dsn)
+    inputs = session(1, session_id="d")
+    SessionJournal(store, "d").append(inputs[:1])
+    stale = SessionJournal.open(store, "d")
+    SessionJournal.open(store, "d").append(turn(7, START + 99)[:1])  # another writer's input at record 2
+    with held(postgres_dsn, store, "blocker"):
+        pending = [stale.submit(inputs[1:2]), stale.submit(inputs[2:3])]  # one group, behind the held one
+    refused, diverged = wait_all(pending)
+    assert isinstance(refused, ConcurrencyError) and not refused.diverged
+    assert isinstance(diverged, ConcurrencyError) and diverged.diverged  # at the length it expected, after another
+    assert load_state(store, "d").step == 2  # the chain holds: nothing was written onto the other's record
+    store.close()
 
 
 def test_a_row_no_check_foresaw_fails_only_its_batch(postgres_dsn: str) -> None:

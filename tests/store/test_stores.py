@@ -61,6 +61,22 @@ def test_a_stale_writer_gets_a_concurrency_error_and_writes_nothing(store: Event
     assert list(store.read("s1")) == written[:2]
 
 
+def test_a_batch_not_following_the_stored_last_record_is_refused_at_the_right_length(store: EventStore) -> None:
+    written = records(3)
+    store.append("s1", written[:2], expected=0)
+    elsewhere = records(1, first=3, previous=chain_hash(bytes(16), b"a record this store never took"))
+    with pytest.raises(ConcurrencyError) as raised:
+        store.append("s1", elsewhere, expected=2)
+    assert str(raised.value) == (
+        "session 's1' has 2 inputs, as the append expected, but its last is not the one the batch follows: "
+        "another writer appended first, or an earlier batch of this writer was refused; reload the session and retry"
+    )
+    assert raised.value.diverged and (raised.value.expected, raised.value.actual) == (2, 2)
+    assert list(store.read("s1")) == written[:2]
+    store.append("s1", written[2:], expected=2)  # the batch that does follow it goes in
+    assert list(store.read("s1")) == written
+
+
 def test_creating_a_session_twice_is_a_concurrency_error(store: EventStore) -> None:
     store.append("s1", records(1), expected=0)
     with pytest.raises(ConcurrencyError, match="has 1 inputs, but the append expected 0"):
