@@ -21,6 +21,7 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c
+import _session as s
 
 from agent_core import (
     AgentInput,
@@ -94,13 +95,13 @@ def label(state: AgentState, inp: AgentInput) -> str:
 def scenarios(base: AgentState) -> tuple[list[AgentInput], dict[str, tuple[AgentState, AgentInput]]]:
     """The mixed turn that follows ``base``, and one (state, input) pair per input kind on ``base``."""
     number, t = base.turns, base.timestamp + 1
-    turn = c.turn(number, t)
-    pairs: dict[str, tuple[AgentState, AgentInput]] = {"session-started": (initial_state(), c.session_started())}
+    turn = s.turn(number, t)
+    pairs: dict[str, tuple[AgentState, AgentInput]] = {"session-started": (initial_state(), s.session_started())}
     state, acting = base, base
     for inp in turn:
         pairs.setdefault(label(state, inp), (state, inp))
         state = transition(state, inp)
-        if state.turn is not None and len(state.turn.open_call_ids) == c.CALLS and acting is base:
+        if state.turn is not None and len(state.turn.open_call_ids) == s.CALLS and acting is base:
             acting = state
     thinking = transition(base, turn[0])
     failed = LlmCallFailed(timestamp=t + 1, error="overloaded", retryable=True)
@@ -148,17 +149,17 @@ def transitions(sessions: dict[int, AgentState], budget_ns: int, repeat: int) ->
     out: dict[str, dict[int, c.Timing]] = {}
     for size, base in sessions.items():
         turn, pairs = scenarios(base)
-        turns = c.calls_per_run(partial(c.fold, base, turn), budget_ns)
-        batches = iter(c.fresh_batches(base, turns, repeat + 1))
+        turns = c.calls_per_run(partial(s.fold, base, turn), budget_ns)
+        batches = iter(s.fresh_batches(base, turns, repeat + 1))
 
         def stream(base: AgentState = base, batches: Iterator[list[AgentInput]] = batches) -> None:
-            c.fold(base, next(batches))
+            s.fold(base, next(batches))
 
-        out.setdefault("mixed stream", {})[size] = c.measure(stream, turns * c.INPUTS_PER_TURN, repeat=repeat)
+        out.setdefault("mixed stream", {})[size] = c.measure(stream, turns * s.INPUTS_PER_TURN, repeat=repeat)
 
         def repeated(base: AgentState = base, turn: list[AgentInput] = turn, turns: int = turns) -> None:
             for _ in range(turns):
-                c.fold(base, turn)
+                s.fold(base, turn)
 
         out.setdefault("mixed turn (repeated)", {})[size] = c.measure(repeated, turns * len(turn), repeat=repeat)
         for name, (state, inp) in pairs.items():
@@ -172,8 +173,8 @@ def projections(sessions: dict[int, AgentState], budget_ns: int, repeat: int) ->
     out: dict[str, dict[int, c.Timing]] = {}
     for size, base in sessions.items():
         turn, _ = scenarios(base)
-        thinking = c.fold(base, turn[:-3])  # after the last round's results: 12 calls in context
-        acting = c.fold(base, turn[:6])  # three calls open
+        thinking = s.fold(base, turn[:-3])  # after the last round's results: 12 calls in context
+        acting = s.fold(base, turn[:6])  # three calls open
         named = {
             "effects_at (thinking)": (effects_at, thinking),
             "effects_at (acting)": (effects_at, acting),
@@ -186,7 +187,7 @@ def projections(sessions: dict[int, AgentState], budget_ns: int, repeat: int) ->
 
 def replay_vs_decode(inputs: int, repeat: int) -> dict[str, Any]:
     """decode_log + replay against raw decode_lines of the same JSON-lines bytes."""
-    data = encode_log(c.session(max(1, (inputs - 1) // c.INPUTS_PER_TURN)))
+    data = encode_log(s.session(max(1, (inputs - 1) // s.INPUTS_PER_TURN)))
     count = data.count(b"\n")
     raw_decoder = msgspec.json.Decoder()
     decoded = decode_log(data)
@@ -220,11 +221,11 @@ def content_bytes(state: AgentState) -> int:
 
 def memory(messages: int) -> dict[str, Any]:
     """Peak and retained traced memory while folding a generated session of ``messages`` messages."""
-    turns = c.turns_for_messages(messages)
+    turns = s.turns_for_messages(messages)
     gc.collect()
     tracemalloc.start()
     start = time.perf_counter()
-    state = c.fold(initial_state(), c.session(turns))  # inputs are generated lazily, so only the state stays
+    state = s.fold(initial_state(), s.session(turns))  # inputs are generated lazily, so only the state stays
     gc.collect()
     retained, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -352,7 +353,7 @@ def run(quick: bool, sections: tuple[str, ...]) -> dict[str, Any]:
     budget_ns, repeat = (500_000, 11) if quick else (1_000_000, 31)
     data: dict[str, Any] = {"mode": "quick" if quick else "full", "sections": list(sections)}
     if "transitions" in sections or "per-call" in sections:
-        sessions = c.bases(SIZES)
+        sessions = s.bases(SIZES)
         # The sessions live through every measurement; freezing them keeps the collector
         # from walking them again and again (they hold no garbage to find).
         gc.freeze()

@@ -6,7 +6,7 @@
   bytes on disk and resume time (targets: <= 1 MB and <= 5 ms);
 * append throughput of the same inputs grouped as the machine grouped them,
   against one commit per input, with ``synchronous=FULL`` and ``NORMAL``;
-* a 100,000-input session with realistic content (``_common.session``):
+* a 100,000-input session with realistic content (``_session.session``):
   append rate, resume with and without snapshots, full verification, and the
   cost of a turn digest against a full state hash (why turn ends record a digest);
 * log bytes per turn as a session grows (must stay flat: only new content is
@@ -42,9 +42,10 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _backends import backends, postgres_durable, report_backends
-from _common import INPUTS_PER_TURN, table, write_results
-from _common import session as realistic_session
+from _common import table, write_results
 from _durable import concurrent_durable, report_durable
+from _session import INPUTS_PER_TURN
+from _session import session as realistic_session
 from runner import ROUNDS_PER_TURN, instant_model, lookup
 
 from agent_core import AgentConfig, AgentInput, AgentState, encode_input, encode_state, state_hash
