@@ -75,22 +75,27 @@ def concurrent_durable(
 def _measure(
     configuration: tuple[str, bool, str], index: int, sessions: int, turns: int, directory: Path, opener: Opener | None
 ) -> dict[str, Any]:
-    """One configuration on a fresh store: rounds/s, commits, inputs per commit."""
+    """One configuration on a fresh store: rounds/s, commits, inputs per commit, and the CPU per round of the
+    event loop's thread and of the others (the store's writer; the threads closing the journals)."""
     _, group_commit, durability = configuration
     store = (
         opener(group_commit, index)
         if opener
         else SqliteStore(directory / f"durable-{index}.db", group_commit=group_commit)
     )
-    start = time.perf_counter()
-    anyio.run(_sessions, store, sessions, turns, durability)
+    start, loop_cpu, all_cpu = time.perf_counter(), time.thread_time(), time.process_time()
+    anyio.run(_sessions, store, sessions, turns, durability)  # the event loop runs on this thread
     seconds = time.perf_counter() - start
+    loop_cpu, all_cpu = time.thread_time() - loop_cpu, time.process_time() - all_cpu
     inputs = sum(info.length for info in store.sessions())
     commits = store.commits
     store.close()
+    rounds = sessions * turns * ROUNDS_PER_TURN
     return {
         "seconds": seconds,
-        "rounds_per_second": sessions * turns * ROUNDS_PER_TURN / seconds,
+        "rounds_per_second": rounds / seconds,
+        "loop_cpu_ms_per_round": loop_cpu * 1e3 / rounds,
+        "other_cpu_ms_per_round": (all_cpu - loop_cpu) * 1e3 / rounds,
         "commits": commits,
         "inputs_per_commit": inputs / max(commits, 1),
     }
@@ -104,12 +109,25 @@ def report_durable(r: dict[str, Any], table: Any, where: str = "one SQLite file 
     gc_note = f", gc.set_threshold{tuple(r['gc_thresholds'])}" if "gc_thresholds" in r else ""
     print(f"\n{r['sessions']:,} concurrent durable sessions on {where}, {r['turns']} turns each{gc_note}")
     rows = [
-        (name, f"{r[name]['rounds_per_second']:,.0f}", f"{r[name]['commits']:,}", f"{r[name]['inputs_per_commit']:.1f}")
+        (
+            name,
+            f"{r[name]['rounds_per_second']:,.0f}",
+            f"{r[name]['commits']:,}",
+            f"{r[name]['inputs_per_commit']:.1f}",
+            _cpu(r[name], "loop_cpu_ms_per_round"),
+            _cpu(r[name], "other_cpu_ms_per_round"),
+        )
         for name, _, _ in CONFIGURATIONS
         if name in r
     ]
-    print(table(("durability, commits", "rounds/s", "commits", "inputs/commit"), rows))
+    headers = ("durability, commits", "rounds/s", "commits", "inputs/commit", "loop CPU ms/round", "other threads")
+    print(table(headers, rows))
     verdict = "met" if r["group_speedup"] >= TARGET_GROUP_SPEEDUP else "MISSED"
     print(
         f"group commit / one commit per batch: {r['group_speedup']:.1f}x (target >= {TARGET_GROUP_SPEEDUP:.0f}x: {verdict})"
     )
+
+
+def _cpu(result: dict[str, Any], key: str) -> str:
+    """A CPU column; results written before it was measured have none."""
+    return f"{result[key]:.3f}" if key in result else "-"
