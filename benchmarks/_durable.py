@@ -5,7 +5,10 @@ and an answer per turn, instant model and tools) with its own
 :class:`SessionJournal` on one shared store: a :class:`SqliteStore`
 (``synchronous=FULL``), or a :class:`PostgresStore` on a server with fsync on.
 Every configuration runs under the collector thresholds the README recommends
-for a process holding many sessions (:data:`MANY_SESSIONS_GC`).
+for a process holding many sessions (:data:`MANY_SESSIONS_GC`). The same
+sessions without a journal (in memory) give the ceiling: group commit cannot
+make durable sessions faster than sessions that commit nothing, so in memory
+against one commit per batch bounds the ratio group commit can reach.
 """
 
 from __future__ import annotations
@@ -35,19 +38,21 @@ CONFIGURATIONS = (
     ("input, one commit per batch", False, "input"),
     ("turn, group commit", True, "turn"),
 )
+IN_MEMORY = "none (in memory: the ceiling)"
 
 
-async def _sessions(store: Store, sessions: int, turns: int, durability: str) -> None:
+async def _sessions(store: Store | None, sessions: int, turns: int, durability: str) -> None:
     config = AgentConfig(max_identical_tool_calls=1_000_000)
 
     async def one(n: int) -> None:
-        journal = SessionJournal(store, f"s{n}", durability=durability)  # type: ignore[arg-type]
+        journal = None if store is None else SessionJournal(store, f"s{n}", durability=durability)  # type: ignore[arg-type]
         agent = Agent(instant_model(), tools=[lookup], config=config, journal=journal, session_id=f"s{n}")
         async with agent.running() as session:
             for turn in range(turns):
                 session.send(f"question {turn}")
                 await session.settled()
-        await anyio.to_thread.run_sync(journal.close)  # the final snapshot, as open_session saves it
+        if journal is not None:
+            await anyio.to_thread.run_sync(journal.close)  # the final snapshot, as open_session saves it
 
     async with anyio.create_task_group() as group:
         for n in range(sessions):
@@ -65,11 +70,22 @@ def concurrent_durable(
     try:
         for index, configuration in enumerate(CONFIGURATIONS[:configurations]):
             out[configuration[0]] = _measure(configuration, index, sessions, turns, directory, opener)
+        out[IN_MEMORY] = _in_memory(sessions, turns)
     finally:
         gc.set_threshold(*thresholds)
     base = out["input, one commit per batch"]["rounds_per_second"]
     out["group_speedup"] = out["input, group commit"]["rounds_per_second"] / base
+    out["ceiling"] = out[IN_MEMORY]["rounds_per_second"] / base
     return out
+
+
+def _in_memory(sessions: int, turns: int) -> dict[str, Any]:
+    """The same sessions without a journal: rounds/s and the event loop's CPU per round."""
+    start, cpu = time.perf_counter(), time.thread_time()
+    anyio.run(_sessions, None, sessions, turns, "input")
+    seconds, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    rounds = sessions * turns * ROUNDS_PER_TURN
+    return {"seconds": seconds, "rounds_per_second": rounds / seconds, "loop_cpu_ms_per_round": cpu * 1e3 / rounds}
 
 
 def _measure(
@@ -120,12 +136,22 @@ def report_durable(r: dict[str, Any], table: Any, where: str = "one SQLite file 
         for name, _, _ in CONFIGURATIONS
         if name in r
     ]
+    if IN_MEMORY in r:
+        memory = r[IN_MEMORY]
+        rows.append(
+            (IN_MEMORY, f"{memory['rounds_per_second']:,.0f}", "0", "-", _cpu(memory, "loop_cpu_ms_per_round"), "-")
+        )
     headers = ("durability, commits", "rounds/s", "commits", "inputs/commit", "loop CPU ms/round", "other threads")
     print(table(headers, rows))
     verdict = "met" if r["group_speedup"] >= TARGET_GROUP_SPEEDUP else "MISSED"
     print(
         f"group commit / one commit per batch: {r['group_speedup']:.1f}x (target >= {TARGET_GROUP_SPEEDUP:.0f}x: {verdict})"
     )
+    if "ceiling" in r:
+        print(
+            f"ceiling: in memory / one commit per batch = {r['ceiling']:.1f}x (no commit at all; group commit cannot "
+            "beat it)"
+        )
 
 
 def _cpu(result: dict[str, Any], key: str) -> str:
