@@ -3,7 +3,7 @@
 The statements do not grow with the group: the sessions are locked and read in
 one ``SELECT ... FOR UPDATE``, each batch is checked against them here (its
 expected length, its numbering), and the rows of every accepted batch go out
-in one ``INSERT`` per table. A batch that fails its check is left out; the rest
+in one statement per table (the inputs as a binary ``COPY``). A batch that fails its check is left out; the rest
 of the group commits.
 """
 
@@ -18,6 +18,9 @@ from ._records import Append, timestamp_of
 from ._validate import JOB_ERRORS, Stored, check_job
 
 Verdicts = list[BaseException | None]
+
+_INPUT_COLUMNS = "session_id, seq, version, codec, data, hash, turn_digest, state_hash"
+_INPUT_TYPES = ("text", "int4", "int4", "int2", "bytea", "bytea", "bytea", "bytea")
 
 
 def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = False) -> Verdicts:
@@ -118,26 +121,31 @@ def _create(db: Any, jobs: list[Append]) -> list[str]:
 
 def _insert(db: Any, jobs: list[Append], keep: int) -> None:
     """The accepted jobs' records, the sessions' new heads, snapshots, and one ``NOTIFY`` per session written."""
-    rows = [(job.session_id, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
-            for job in jobs for r in job.records]  # fmt: skip
-    if rows:
-        db.execute(
-            "INSERT INTO agent_core_inputs SELECT * FROM unnest("
-            "%s::text[], %s::int[], %s::int[], %s::smallint[], %s::bytea[], %s::bytea[], %s::bytea[], %s::bytea[])",
-            [list(column) for column in zip(*rows, strict=True)],
-        )
+    if any(job.records for job in jobs):
+        _copy_records(db, jobs)
         heads = {job.session_id: job.records[-1] for job in jobs if job.records}  # the last batch of each session
         db.execute(
-            "UPDATE agent_core_sessions s SET length = v.length, head = v.head, last_timestamp = v.stamp "
-            "FROM unnest(%s::text[], %s::int[], %s::bytea[], %s::bigint[]) AS v(name, length, head, stamp) "
-            "WHERE s.name = v.name",
+            "WITH v AS (UPDATE agent_core_sessions s SET length = v.length, head = v.head, last_timestamp = v.stamp "
+            "FROM unnest(%s::text[], %s::int[], %b::bytea[], %s::bigint[]) AS v(name, length, head, stamp) "
+            "WHERE s.name = v.name RETURNING s.name) SELECT pg_notify(%s, name) FROM v",
             (list(heads), [r.seq for r in heads.values()], [r.hash for r in heads.values()],
-             [timestamp_of(r.data) for r in heads.values()]),
+             [timestamp_of(r.data) for r in heads.values()], CHANNEL),
         )  # fmt: skip
-        db.execute("SELECT pg_notify(%s, name) FROM unnest(%s::text[]) AS name", (CHANNEL, list(heads)))
     snapshots = {(job.session_id, job.snapshot.seq): job.snapshot for job in jobs if job.snapshot is not None}
     if snapshots:
         _snapshots(db, snapshots, keep)
+
+
+def _copy_records(db: Any, jobs: list[Append]) -> None:
+    """The records as one binary ``COPY``: each value goes out as its bytes (no text escaping of the bytea columns,
+    no arrays to build and unpack on the server). A taken ``(session, seq)`` fails the copy as an insert would."""
+    with db.cursor().copy(f"COPY agent_core_inputs ({_INPUT_COLUMNS}) FROM STDIN (FORMAT BINARY)") as copy:
+        copy.set_types(_INPUT_TYPES)
+        write = copy.write_row
+        for job in jobs:
+            name = job.session_id
+            for r in job.records:
+                write((name, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash))
 
 
 def _snapshots(db: Any, snapshots: dict[tuple[str, int], Any], keep: int) -> None:
