@@ -117,12 +117,17 @@ class MachineLoop(Generic[S, I, E]):
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
+        before = self._core.current()
         result: StepResult[S, I, E] = self._core.apply(
             batch, journal=self._journal, events=bool(self._subscribers), hand_over=True
         )
         if result.pending is not None:
             self._backlog.committing = len(batch)
-            await self._durable(result.pending)
+            try:
+                await self._durable(result.pending)
+            except Exception:  # the commit failed (a cancellation leaves it in flight: the stop waits for it)
+                self._core.revert(before)
+                raise
             self._backlog.committing = 0
         self._broken = False
         for key in result.plan.cancel:

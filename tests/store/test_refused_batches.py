@@ -9,8 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from agent_core import STATE_FORMAT, encode_state, replay, state_digest
-from effects import ConcurrencyError, EventStore, SessionJournal, Snapshot, SqliteStore, load_state
+from agent_core import STATE_FORMAT, UserMessageReceived, encode_state, replay, state_digest
+from effects import (
+    ConcurrencyError,
+    EventStore,
+    Session,
+    SessionJournal,
+    Snapshot,
+    SqliteStore,
+    load_state,
+    open_session,
+)
+from effects.testing import ManualClock, ScriptedModel, say
 
 from .conftest import START, session, turn
 
@@ -85,3 +95,19 @@ def test_a_store_refuses_a_snapshot_after_a_record_it_does_not_hold(store: Event
         "records the store holds; reload the session and take it again"
     )
     assert store.load_snapshot("s1") is None
+
+
+@pytest.mark.anyio
+async def test_a_session_whose_commit_was_refused_shows_the_state_its_log_holds(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    session: Session | None = None
+    with pytest.raises(ConcurrencyError):
+        async with open_session(store, "s1", ScriptedModel([say("hi")]), clock=ManualClock(START)) as session:
+            await session.settled()
+            other = UserMessageReceived(timestamp=START, message_id="x", content="another writer's")
+            SessionJournal.open(store, "s1").append([other])
+            session.send("mine")  # its commit expects 1 record; the log has 2
+            await session.settled()
+    assert session is not None
+    assert session.state == load_state(store, "s1", 1)  # not the state after "mine", which no log holds
+    store.close()
