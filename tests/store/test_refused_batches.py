@@ -1,5 +1,6 @@
-"""What a journal does after the store refused one of its batches: it saves no snapshot of a state the log does
-not hold, loses nothing it was given without saying so, and a store never takes a snapshot beyond its log."""
+"""What happens after the store refused a batch: the journal saves no snapshot of a state the log does not hold
+and loses nothing it was given without saying so, a store never takes a snapshot beyond its log, and a session
+(also one resumed elsewhere while it still ran) stops showing the state its log holds."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
-from agent_core import STATE_FORMAT, UserMessageReceived, encode_state, replay, state_digest
+from agent_core import STATE_FORMAT, ToolFailure, UserMessageReceived, encode_state, replay, state_digest
 from effects import (
+    INTERRUPTED,
     ConcurrencyError,
     EventStore,
     Session,
@@ -19,8 +22,10 @@ from effects import (
     SqliteStore,
     load_state,
     open_session,
+    replay_session,
+    tool,
 )
-from effects.testing import ManualClock, ScriptedModel, say
+from effects.testing import ManualClock, ScriptedModel, call_tools, say
 
 from .conftest import START, session, turn
 
@@ -111,3 +116,37 @@ async def test_a_session_whose_commit_was_refused_shows_the_state_its_log_holds(
     assert session is not None
     assert session.state == load_state(store, "s1", 1)  # not the state after "mine", which no log holds
     store.close()
+
+
+@pytest.mark.anyio
+async def test_a_session_resumed_while_it_still_runs_elsewhere_stops_the_stale_one_and_the_log_stays_whole(
+    tmp_path: Path,
+) -> None:
+    live_store, resumed_store = SqliteStore(tmp_path / "log.db"), SqliteStore(tmp_path / "log.db")  # two processes
+    running, release = anyio.Event(), anyio.Event()
+
+    @tool
+    async def pay(amount: int) -> str:
+        """Pay; it returns when the test says so."""
+        running.set()
+        await release.wait()
+        return "paid"
+
+    clock = ManualClock(START)
+    live_model = ScriptedModel([call_tools(("pay", {"amount": 5}, "p1")), say("paid")])
+    resumed_model = ScriptedModel([say("the payment may or may not have gone through")])
+    live: Session | None = None
+    with pytest.raises(ConcurrencyError):
+        async with open_session(live_store, "s1", live_model, tools=[pay], clock=clock) as live:
+            live.send("pay 5")
+            await running.wait()
+            async with open_session(resumed_store, "s1", resumed_model, tools=[pay], clock=clock) as resumed:
+                await resumed.settled()  # "p1" completed as interrupted, the turn answered
+                answered = resumed.state
+            release.set()  # the live session's result comes now: its commit no longer continues the log
+            await live.settled()
+    assert live is not None and live.state.tool_calls["p1"].status == "running"  # what its log held last
+    assert replay_session(live_store, "s1", verify=True).state == answered == load_state(live_store, "s1")
+    assert answered.tool_calls["p1"].result == ToolFailure(error=INTERRUPTED)
+    live_store.close()
+    resumed_store.close()
