@@ -1,6 +1,6 @@
 """What seeing inside a session costs: spans, stats and the viewer's data, against a plain fold of the log.
 
-Each row folds a stored session of realistic turns (``_common.session``) from
+Each row folds a stored session of realistic turns (``_session.session``) from
 a SQLite file; times are per input. Run: ``python benchmarks/observe.py``.
 """
 
@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import INPUTS_PER_TURN, measure, session, table, write_results
+from _common import measure, table, write_results
+from _session import INPUTS_PER_TURN, session
 
 from effects import (
     SessionJournal,

@@ -5,7 +5,7 @@ Usable for any reducer, not only the agent. Import the public names from ``effec
 
 from ._backlog import DEFAULT_MAX_BACKLOG, Backpressure
 from ._batch import StepResult
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
+from ._core import MachineCore
 from ._errors import EffectInputRefused, MachineStopped
 from ._events import (
     EffectCanceled,
@@ -22,6 +22,7 @@ from ._pending import PendingCommit
 from ._protocols import Controller, Dispatch, Journal, effect
 from ._reconcile import Plan, reconcile
 from ._run import parked
+from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 
 __all__ = [
     "DEFAULT_MAX_BACKLOG",

@@ -1,8 +1,9 @@
-"""The synchronous machine: applies inputs, keeps the running key set, plans what to cancel and start.
+"""The synchronous machine: applies inputs in batches, journals them, and reconciles the running effects.
 
 No threads, no event loop, no I/O: a host without asyncio drives it in a plain
 loop (see ``examples/host_driven.py``), and the async :class:`Machine` is a
-thin shell around it.
+thin shell around it. The running key set and its reconciliation live in
+``_running``; folding one batch lives in ``_batch``.
 """
 
 from __future__ import annotations
@@ -11,19 +12,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from ._batch import Rejects, StepResult, checked_rejects, fold
-from ._events import EffectCanceled, EffectCompleted, EffectFailed, EffectStarted, MachineEvent
+from ._events import MachineEvent
 from ._protocols import Journal
-from ._reconcile import EMPTY_PLAN, Plan, reconcile
+from ._reconcile import EMPTY_PLAN
+from ._running import MACHINE_STOPPED, RunningEffects
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
-
-NO_LONGER_DERIVED = "key no longer derived"
-"""Cancellation reason when the state stops deriving an effect's key."""
-
-MACHINE_STOPPED = "machine stopped"
-"""Cancellation reason when the machine stops."""
 
 
 class MachineCore(Generic[S, I, E]):
@@ -74,8 +70,7 @@ class MachineCore(Generic[S, I, E]):
         self._effects_at = effects_at
         self._check = check
         self._rejects = checked_rejects(rejects)
-        self._running: dict[str, E] = {}
-        self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
+        self._effects: RunningEffects[E] = RunningEffects()
         self._applying = False
 
     def current(self) -> S:
@@ -84,19 +79,20 @@ class MachineCore(Generic[S, I, E]):
 
     def running_keys(self) -> tuple[str, ...]:
         """Keys of the effects started and neither ended nor cancelled, in start order."""
-        return tuple(self._running)
+        return tuple(self._effects.running)
 
     def running(self) -> Mapping[str, E]:
         """The running effects by key, in start order (a read-only view)."""
-        return self._running.copy()
+        return self._effects.running.copy()
 
     def tracks(self, key: str) -> bool:
         """Whether the state (as of the last reconciliation) derives ``key``, with its effect running or ended."""
-        return key in self._running or key in self._ended
+        effects = self._effects
+        return key in effects.running or key in effects.ended
 
     def ended_keys(self) -> tuple[str, ...]:
         """Keys whose effect ended while the state still derives them (they are not restarted)."""
-        return tuple(self._ended)
+        return tuple(self._effects.ended)
 
     def apply(
         self,
@@ -153,7 +149,7 @@ class MachineCore(Generic[S, I, E]):
             else:
                 pending = submit([inp for inp, _ in accepted], [after for _, after in accepted])
         self._state = state
-        plan, starting = self._reconcile(events) if reconcile else (EMPTY_PLAN, {})
+        plan, starting = self._effects.reconcile(self._effects_at(state), events) if reconcile else (EMPTY_PLAN, {})
         return StepResult(
             accepted=accepted,
             rejected=rejected,
@@ -162,26 +158,6 @@ class MachineCore(Generic[S, I, E]):
             events=events if events else [],
             pending=pending,
         )
-
-    def _reconcile(self, events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
-        wanted = self._effects_at(self._state)
-        ended, running = self._ended, self._running
-        if ended:
-            self._ended = ended = {key: eff for key, eff in ended.items() if key in wanted}
-        plan = reconcile(running, wanted)
-        if plan is EMPTY_PLAN:
-            return plan, {}
-        for key in plan.cancel:
-            eff = running.pop(key)
-            if events is not None:
-                events.append(EffectCanceled(key=key, effect=eff, reason=NO_LONGER_DERIVED))
-        starting = {key: wanted[key] for key in plan.start if key not in ended}
-        if len(starting) != len(plan.start):
-            plan = Plan(plan.cancel, tuple(starting))
-        running.update(starting)
-        if events is not None:
-            events.extend(EffectStarted(key=key, effect=eff) for key, eff in starting.items())
-        return plan, starting
 
     def effect_ended(self, key: str, error: BaseException | None = None, *, events: bool = True) -> MachineEvent | None:
         """Record that the running effect under ``key`` ended (raised ``error`` if given).
@@ -192,15 +168,7 @@ class MachineCore(Generic[S, I, E]):
         With ``events=False`` the end is recorded the same and no event is built
         (``None``): a host with nobody to tell skips that work.
         """
-        eff = self._running.pop(key, _MISSING)
-        if eff is _MISSING:
-            return None
-        self._ended[key] = eff
-        if not events:
-            return None
-        if error is None:
-            return EffectCompleted(key=key, effect=eff)
-        return EffectFailed(key=key, effect=eff, error=error)
+        return self._effects.end(key, error, events)
 
     def revert(self, state: S) -> None:
         """Go back to ``state``, :meth:`current` before the last :meth:`apply`, whose ``result.pending`` commit failed.
@@ -216,10 +184,4 @@ class MachineCore(Generic[S, I, E]):
         Ended keys are forgotten too, so a later :meth:`apply` starts everything
         the state derives again: that is how a stopped machine resumes.
         """
-        events: list[MachineEvent] = [EffectCanceled(key=k, effect=e, reason=reason) for k, e in self._running.items()]
-        self._running.clear()
-        self._ended.clear()
-        return events
-
-
-_MISSING: Any = object()
+        return self._effects.stop(reason)

@@ -14,12 +14,13 @@ import anyio.lowlevel
 from ._backlog import Backlog
 from ._batch import StepResult
 from ._commits import Commits
-from ._core import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineCore
+from ._core import MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, threadsafe_scheduler
 from ._pending import OnLoop, Pending
 from ._protocols import Journal
+from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 from ._subscribers import Subscribers
 from ._tasks import EffectTasks
 from ._waits import Waits

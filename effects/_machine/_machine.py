@@ -1,8 +1,11 @@
-"""The async shell around :class:`MachineCore`: runs effects in a task group it owns, under asyncio or trio."""
+"""The async shell around :class:`MachineCore`: runs effects in a task group it owns, under asyncio or trio.
+
+:class:`Machine` holds the public surface and the ``running()`` block; how
+inputs are queued lives in ``_feeding``, the loop that applies them in ``_looping``.
+"""
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -13,12 +16,13 @@ import anyio
 from ._backlog import DEFAULT_MAX_BACKLOG, Backlog
 from ._batch import Rejects
 from ._commits import Commits
-from ._core import MACHINE_STOPPED, MachineCore
+from ._core import MachineCore
 from ._events import MachineEvent
+from ._feeding import MachineFeed
 from ._host import MachineHost
 from ._loop import reraise_single
-from ._looping import MachineLoop
 from ._protocols import Controller, Journal
+from ._running import MACHINE_STOPPED
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
 from ._waits import Waits
@@ -28,7 +32,7 @@ I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
 
 
-class Machine(MachineLoop[S, I, E]):
+class Machine(MachineFeed[S, I, E]):
     """A Moore machine that runs the effects its state derives (README: "Effects and the machine").
 
     ``transition(state, input) -> state`` and ``effects_at(state) -> {key: effect}``
@@ -108,61 +112,6 @@ class Machine(MachineLoop[S, I, E]):
     def emit(self, event: MachineEvent) -> None:
         """Publish a custom ``event`` (e.g. streamed text) to the subscribers now; it is never journaled."""
         self._subscribers.publish(event)
-
-    # -- feeding -------------------------------------------------------------------------------
-
-    def dispatch(self, inp: I) -> None:
-        """Queue ``inp``; inputs queued in the same loop turn are applied together, in order. Never blocks.
-
-        Call it from the event loop's thread (host code, effect code, subscribers);
-        from another thread it hands over to :meth:`dispatch_threadsafe`. Raises
-        :class:`Backpressure` (and queues nothing) when :meth:`backlog` is at
-        ``max_backlog``: await :meth:`wait_for_room` first.
-        """
-        if self._loop_thread is not None and threading.get_ident() != self._loop_thread:
-            self.dispatch_threadsafe(inp)
-            return
-        self._backlog.check(len(self._queue))
-        self._enqueue(inp)
-
-    def backlog(self) -> int:
-        """Inputs dispatched and not yet applied and durable: queued, on their way from a thread, or committing."""
-        return self._backlog.size(len(self._queue))
-
-    async def wait_for_room(self) -> None:
-        """Return once :meth:`dispatch` accepts an input (at once if it does now).
-
-        A producer that dispatches from outside in a loop awaits it before each
-        dispatch, and so goes at the store's pace. Raises
-        :class:`MachineStopped` if an error stops the machine meanwhile,
-        ``RuntimeError`` if it is stopped with its backlog full.
-        """
-        backlog = self._backlog
-        await self._waits.until(
-            lambda: backlog.size(len(self._queue)) < backlog.limit, self._is_running, "wait_for_room"
-        )
-
-    def _enqueue(self, inp: I) -> None:
-        self._queue.append(inp)
-        if self._wake is not None:
-            self._wake.wake()
-
-    def dispatch_threadsafe(self, inp: I) -> None:
-        """Queue ``inp`` from any thread; it reaches the queue on the event loop's next turn. Never blocks.
-
-        Raises :class:`Backpressure` as :meth:`dispatch` does (counting the inputs still on their way).
-        """
-        if self._schedule is None:
-            raise RuntimeError(
-                "Machine.dispatch_threadsafe() needs a running machine, but it is stopped; "
-                "call it inside `async with machine.running():`, or use dispatch() to queue inputs before starting"
-            )
-        self._backlog.set_out(len(self._queue))
-        self._schedule(self._arrive, inp)
-
-    def _arrive(self, inp: I) -> None:
-        self._backlog.arrived()
-        self._enqueue(inp)
 
     # -- waiting -------------------------------------------------------------------------------
 
