@@ -52,32 +52,19 @@ class RefusingJournal:
         return failed
 
 
-def _machine(journal: RefusingJournal) -> Machine[Counter, Input, str]:
-    return Machine(Counter(), transition, effects_at, runner({}), check=check, journal=journal)
-
-
-async def test_a_failed_commit_leaves_the_state_before_its_batch() -> None:
-    journal = RefusingJournal(1, when_asked=False)
-    m = _machine(journal)
+@pytest.mark.parametrize("when_asked", [False, True], ids=["while-waiting", "while-stopping"])
+async def test_a_failed_commit_leaves_the_state_before_its_batch(when_asked: bool) -> None:
+    journal = RefusingJournal(1, when_asked=when_asked)
+    m = Machine(Counter(), transition, effects_at, runner({}), check=check, journal=journal)
     with pytest.raises(StoreUnavailable):
         async with m.running():
             m.dispatch(Inc())
             await m.settled()
             m.dispatch(Inc(5))
-            await m.settled()
-    assert journal.committed == [Inc()]
-    assert m.current() == Counter(count=1)
-
-
-async def test_a_commit_that_fails_while_the_machine_stops_leaves_the_state_before_its_batch() -> None:
-    journal = RefusingJournal(1, when_asked=True)
-    m = _machine(journal)
-    with pytest.raises(StoreUnavailable):
-        async with m.running():
-            m.dispatch(Inc())
-            await m.settled()
-            m.dispatch(Inc(5))
-            await anyio.wait_all_tasks_blocked()  # the batch is applied and its commit in flight
-            assert m.current() == Counter(count=6)
+            await anyio.wait_all_tasks_blocked()  # the batch is applied and its commit failed, or in flight
+            if when_asked:  # the block ends now, the commit in flight: the stop asks for the verdict
+                assert m.current() == Counter(count=6)
+            else:
+                await m.settled()
     assert journal.committed == [Inc()]
     assert m.current() == Counter(count=1)
