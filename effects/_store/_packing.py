@@ -42,10 +42,21 @@ _DICTIONARY_1 = b"".join(msgspec.msgpack.encode(word) for word in _WORDS_1)
 _SMALL = 1024  # below this a 1 KiB window is enough, and much cheaper to set up per row
 
 
+def _compressor(wbits: int, mem_level: int) -> Any:
+    return zlib.compressobj(6, zlib.DEFLATED, wbits, mem_level, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_1)
+
+
+# A store's writer packs every record of a group while holding the interpreter's lock between zlib calls, so
+# the event loop waits for that work. Setting up a compressor (tables, then the dictionary hashed in) cost more
+# than compressing a small record; a small record copies one set up once instead. Its tables are sized for
+# the small window (a memory level of 2: 1 KiB of hash heads, not 64 KiB to clear per record); a copy starts
+# from the same state, so a record's bytes never depend on the records packed before it.
+_SMALL_TEMPLATE = _compressor(-10, 2)
+
+
 def pack(data: bytes) -> tuple[int, bytes]:
     """``(codec, bytes)`` for one record: deflated when that is smaller."""
-    wbits = -10 if len(data) < _SMALL else -15
-    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits, 8, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY_1)
+    compressor = _SMALL_TEMPLATE.copy() if len(data) < _SMALL else _compressor(-15, 8)
     packed = compressor.compress(data) + compressor.flush()
     return (DEFLATE_1, packed) if len(packed) < len(data) else (RAW, data)
 
