@@ -170,6 +170,14 @@ class MachineCore(Generic[S, I, E]):
         """
         return self._effects.end(key, error, events)
 
+    def revert(self, state: S) -> None:
+        """Go back to ``state``, :meth:`current` before the last :meth:`apply`, whose ``result.pending`` commit failed.
+
+        The journal holds none of that batch, so neither does the state. The
+        host then stops the core (:meth:`stop`): the effects the batch planned never started.
+        """
+        self._state = state
+
     def stop(self, reason: str = MACHINE_STOPPED) -> list[MachineEvent]:
         """Cancel every running effect with ``reason``; returns the ``effect-canceled`` events in running order.
 

@@ -47,6 +47,7 @@ class MachineLoop(Generic[S, I, E]):
     _wake: Waker | None
     _committed: Waker | None  # wakes the loop task when the batch in flight is durable
     _inflight: Pending | None  # the batch whose commit the loop waits for
+    _before: S  # the state before that batch: the machine's again if its commit fails
     _broken: bool  # a batch raised: the machine stops without applying anything more
     _host: MachineHost[I]
 
@@ -76,7 +77,7 @@ class MachineLoop(Generic[S, I, E]):
         failing = self._broken or self._waits.failure is not None
         try:
             if inflight is not None and self._waits.failure is None:
-                inflight.result()  # stopped while a batch was being committed: durable before running() returns
+                self._verdict(inflight)  # stopped while a batch was being committed: durable before running() returns
                 self._broken = failing = False
             if self._queue and not failing:
                 # Dispatched inputs are facts: apply and journal them, but start nothing more.
@@ -118,6 +119,7 @@ class MachineLoop(Generic[S, I, E]):
         batch = list(self._queue)
         self._queue.clear()
         self._broken = True  # until the batch went through: if anything raises, nothing more is applied
+        self._before = self._core.current()
         result: StepResult[S, I, E] = self._core.apply(
             batch, journal=self._journal, events=bool(self._subscribers), hand_over=True
         )
@@ -146,8 +148,19 @@ class MachineLoop(Generic[S, I, E]):
             # a group of PendingCommits wakes this event loop once for all of its waiters.
             pending.add_done_callback(OnLoop(schedule, committed.wake))
             await committed.wait()
+            if self._inflight is not pending:  # the machine stopped meanwhile: its stop took the verdict over
+                await anyio.sleep_forever()  # and cancels this task (else its error would be raised twice)
         self._inflight = None
-        pending.result()  # the writer's error, if the commit failed
+        self._verdict(pending)
+
+    def _verdict(self, pending: Pending) -> None:
+        """Raise the writer's error if the commit failed, the state back to before the batch: the journal holds none
+        of it (a cancelled wait leaves the commit in flight: the stop asks for its verdict)."""
+        try:
+            pending.result()
+        except Exception:
+            self._core.revert(self._before)
+            raise
 
     def _publish_all(self, events: list[MachineEvent]) -> None:
         publish = self._subscribers.publish

@@ -131,12 +131,7 @@ class SessionJournal:
         self._verdicts.wait(self._commit(batch, fold_inputs(self._position.state, [inp for inp, _, _ in batch])))
 
     def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Commit:
-        failed = self._verdicts.failure()
-        if failed is not None:
-            raise RuntimeError(
-                f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({failed}); "
-                "nothing more is appended through it: reopen it with SessionJournal.open"
-            ) from failed
+        self._refuse_after(self._verdicts.failure())
         self._position = position = chain(self._position, batch, states, self._pending)
         state, seq, _ = position
         if seq >= self._schedule.next:
@@ -163,29 +158,56 @@ class SessionJournal:
         parent = self._parent if expected == 0 else None
         submit = getattr(self.store, "submit", None)
         if submit is None:
-            if records:
-                self.store.append(self.session_id, records, expected=expected, parent=parent)
-            if snapshot is not None:
-                self.store.save_snapshot(self.session_id, snapshot)
+            try:
+                if records:
+                    self.store.append(self.session_id, records, expected=expected, parent=parent)
+                if snapshot is not None:
+                    self.store.save_snapshot(self.session_id, snapshot)
+            except Exception as error:  # as a writer's failed commit: the journal stops here
+                self._verdicts.fail(error)
+                raise
             return None
         return self._verdicts.handed(
             submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
         )
 
     def snapshot(self) -> None:
-        """Save a snapshot of the current state now, unless the newest one is already there."""
+        """Save a snapshot of the current state now, unless the newest one is already there.
+
+        Waits for the batches in flight first: after a failed commit the
+        journal's state is not the log's, and it raises instead of saving it.
+        """
+        self._refuse_after(self._verdicts.settled())
         if self.seq and self._schedule.last != self.seq:
             self._save(take_snapshot(self.state, self.seq))
 
     def close(self) -> None:
         """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.
 
-        After a failed commit it does nothing: the store holds what it committed.
+        After a failed commit (also one still in flight when called) it saves
+        nothing: the store holds what it committed, and the failure was raised
+        to the batch's waiter. Inputs kept back by ``durability="turn"`` behind
+        the failure are not lost quietly: it raises, naming them.
         """
-        if self._verdicts.failure() is not None:
+        failed = self._verdicts.settled()
+        if failed is not None:
+            if self._pending:
+                first, last = self._pending[0].seq, self._pending[-1].seq
+                raise RuntimeError(
+                    f"session {self.session_id!r}: inputs {first} to {last}, kept back until the turn ends, "
+                    f"were never committed: an earlier batch of this journal failed to commit ({failed}); "
+                    "load the session to see what the store holds"
+                ) from failed
             return
         self._verdicts.wait(self.flush())
         self.snapshot()
+
+    def _refuse_after(self, failed: BaseException | None) -> None:
+        if failed is not None:
+            raise RuntimeError(
+                f"session {self.session_id!r}: an earlier batch of this journal failed to commit ({failed}); "
+                "nothing more is appended through it: reopen it with SessionJournal.open"
+            ) from failed
 
     def _save(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot  # with the records still pending, if any: one commit

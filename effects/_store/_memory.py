@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from ._errors import SessionNotFound
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, timestamp_of
-from ._validate import check_continues
+from ._validate import check_continues, check_snapshot
 
 
 class _Log:
@@ -61,6 +61,7 @@ class MemoryStore:
         """Keep ``snapshot``; only the newest ``keep_snapshots`` stay."""
         with self._lock:
             log = self._log(session_id)
+            check_snapshot(session_id, snapshot.seq, len(log.records))
             kept = [s for s in log.snapshots if s.seq != snapshot.seq] + [snapshot]
             log.snapshots = sorted(kept, key=lambda s: s.seq)[-self._keep :]
 

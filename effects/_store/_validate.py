@@ -19,12 +19,24 @@ def check_job(job: Append, stored: Stored | None, sessions: int) -> None:
 
     Records must continue the log (see :func:`check_continues`); a snapshot
     alone needs its session to exist (:class:`SessionNotFound`, naming the
-    store's ``sessions``).
+    store's ``sessions``) and to hold the record it follows (:func:`check_snapshot`).
     """
     if job.records:
         check_continues(job.session_id, job.records, job.expected, stored)
-    elif job.snapshot is not None and stored is None:
-        raise SessionNotFound(job.session_id, sessions)
+    elif job.snapshot is not None:
+        if stored is None:
+            raise SessionNotFound(job.session_id, sessions)
+        check_snapshot(job.session_id, job.snapshot.seq, stored[0])
+
+
+def check_snapshot(session_id: str, seq: int, length: int) -> None:
+    """Refuse a snapshot saved alone after a record the log does not have (``ValueError``): it would be the state
+    of records the store never took (a writer's refused batch), and be loaded once the log is that long."""
+    if not 1 <= seq <= length:
+        raise ValueError(
+            f"snapshot of session {session_id!r} after record {seq}, but the log has records 1 to {length}: "
+            "a snapshot is saved after records the store holds; reload the session and take it again"
+        )
 
 
 def check_continues(session_id: str, records: Sequence[StoredInput], expected: int, stored: Stored | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from contextlib import suppress
 
 from .._machine._pending import Pending
 
@@ -39,6 +40,17 @@ class Verdicts:
             except Exception as error:  # its error; or a cancelled concurrent.futures.Future's: verdict unknown
                 self.failed = self.failed or error
         return self.failed
+
+    def settled(self) -> BaseException | None:
+        """Block until every batch handed over is done; then :meth:`failure`."""
+        for done in list(self.inflight):
+            with suppress(Exception):  # kept by failure() below
+                done.result()
+        return self.failure()
+
+    def fail(self, error: BaseException) -> None:
+        """A batch written without a writer (a store that has no ``submit``) failed with ``error``."""
+        self.failed = self.failed or error
 
     def wait(self, done: Commit) -> None:
         """Block until ``done`` is durable; its error is raised, and the first error of the journal's batches is

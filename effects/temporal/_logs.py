@@ -12,7 +12,15 @@ from collections.abc import Sequence
 
 from msgspec import json as msgjson
 
-from agent_core import AgentConfig, AgentInput, AgentState, SessionStarted, ToolDefinition, decode_input
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    AgentState,
+    SessionStarted,
+    ToolDefinition,
+    decode_input,
+    encode_input,
+)
 
 from .._agent import complete_interrupted
 from .._store import EventStore, SessionJournal, load_state, session_exists
@@ -65,12 +73,14 @@ class SessionLogs:
         """Append the batch after record ``expected``; returns the new length.
 
         A retry of a batch that was committed (its answer lost) finds the log
-        already at ``expected + len(inputs)`` and succeeds without writing.
+        already at ``expected + len(inputs)``, holding the batch's inputs, and
+        succeeds without writing. Records of another writer that brought the
+        log to that length are not the batch: that raises ``ValueError``.
         """
         decoded: list[AgentInput] = [decode_input(i.encode(), format="json") for i in inputs]
         with self._lock:
             journal = self._journal(session_id)
-            if journal.seq == expected + len(decoded) and expected < journal.seq:
+            if journal.seq == expected + len(decoded) and expected < journal.seq and self._holds(session_id, expected, decoded):
                 return journal.seq
             if journal.seq != expected:
                 raise ValueError(
@@ -79,6 +89,11 @@ class SessionLogs:
                 )
             journal.append(decoded)
             return journal.seq
+
+    def _holds(self, session_id: str, expected: int, inputs: Sequence[AgentInput]) -> bool:
+        """Whether the records after ``expected`` are ``inputs``, as a journal encodes them (the same bytes)."""
+        stored = [record.data for record in self.store.read(session_id, expected + 1, expected + len(inputs))]
+        return stored == [encode_input(inp, format="msgpack") for inp in inputs]
 
     def state_at(self, session_id: str, seq: int) -> AgentState:
         """The state after record ``seq``: the journal's own when it is there, else loaded from the store."""
