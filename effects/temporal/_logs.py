@@ -87,7 +87,13 @@ class SessionLogs:
                     f"session {session_id!r}: expected the log to have {expected} records before this batch, "
                     f"it has {journal.seq}; another writer appended to it (run each session in one place only)"
                 )
-            journal.append(decoded)
+            try:
+                journal.append(decoded)
+            except Exception:
+                # A journal whose commit failed refuses every later batch, even once its batch proves committed
+                # (the answer lost, not the commit): the retry opens the log again and looks.
+                del self._journals[session_id]
+                raise
             return journal.seq
 
     def _holds(self, session_id: str, expected: int, inputs: Sequence[AgentInput]) -> bool:
