@@ -44,9 +44,7 @@ def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = Fa
     return verdicts
 
 
-def _check(
-    jobs: Sequence[Append], known: dict[str, Stored], done: set[int]
-) -> tuple[Verdicts, list[int], list[int]]:
+def _check(jobs: Sequence[Append], known: dict[str, Stored], done: set[int]) -> tuple[Verdicts, list[int], list[int]]:
     """Each job's verdict, the jobs that create their session, and the jobs to write (by index)."""
     sessions = dict(known)
     verdicts: Verdicts = []

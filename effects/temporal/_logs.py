@@ -80,7 +80,11 @@ class SessionLogs:
         decoded: list[AgentInput] = [decode_input(i.encode(), format="json") for i in inputs]
         with self._lock:
             journal = self._journal(session_id)
-            if journal.seq == expected + len(decoded) and expected < journal.seq and self._holds(session_id, expected, decoded):
+            if (
+                journal.seq == expected + len(decoded)
+                and expected < journal.seq
+                and self._holds(session_id, expected, decoded)
+            ):
                 return journal.seq
             if journal.seq != expected:
                 raise ValueError(
