@@ -25,7 +25,7 @@ from typing import Any
 import anyio
 from _workload import ROUNDS_PER_TURN, instant_model, lookup
 
-from agent_core import AgentConfig, CallLlm, decode_input, effects_at, initial_state, llm_context, transition
+from agent_core import AgentConfig, CallLlm, effects_at, initial_state, llm_context, transition
 from effects import Controller, Machine, MemoryStore, effect, open_session
 
 Floor = tuple[int, int]
@@ -172,7 +172,7 @@ async def _logged_inputs(rounds: int) -> list[Any]:
             session.send(f"question {turn}")
             await session.settled()
     records = store.read("floor")
-    return [decode_input(r.data, format="msgpack", schema_version=r.schema_version) for r in records]
+    return [record.decode() for record in records]
 
 
 FLOOR_HEADERS = ("backend", "event loop alone", "pure core", "sum (floor)", "machine alone", "whole round")

@@ -2,9 +2,10 @@
 
 The statements do not grow with the group: the sessions are locked and read in
 one ``SELECT ... FOR UPDATE``, each batch is checked against them here (its
-expected length, its numbering), and the rows of every accepted batch go out
-in one statement per table (the inputs as a binary ``COPY``). A batch that fails its check is left out; the rest
-of the group commits.
+expected length, the head it follows, its numbering), and the rows of every
+accepted batch go out in one statement per table (the inputs as a binary
+``COPY``). A batch that fails its check is left out; the rest of the group
+commits.
 """
 
 from __future__ import annotations
