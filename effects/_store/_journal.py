@@ -133,9 +133,9 @@ class SessionJournal:
     def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Commit:
         self._refuse_after(self._verdicts.failure())
         self._position = position = chain(self._position, batch, states, self._pending)
-        state, seq, _ = position
+        state, seq, head = position
         if seq >= self._schedule.next:
-            self._snapshot = snapshot = take_snapshot(state, seq)
+            self._snapshot = snapshot = take_snapshot(state, seq, head)
             self._pending[-1] = replace(self._pending[-1], state_hash=snapshot.state_hash)
             self._schedule.taken(snapshot)
         if self.durability == "turn" and state.turn is not None and not state.turn.awaiting_ids:
@@ -179,7 +179,7 @@ class SessionJournal:
         """
         self._refuse_after(self._verdicts.settled())
         if self.seq and self._schedule.last != self.seq:
-            self._save(take_snapshot(self.state, self.seq))
+            self._save(take_snapshot(*self._position))
 
     def close(self) -> None:
         """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.

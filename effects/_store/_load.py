@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
+
 from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
 from ._errors import ReplayDiverged
 from ._fold import Position, chained, fold
 from ._protocol import EventStore
 from ._records import Snapshot
+from ._snapshots import disagreement
+
+logger = logging.getLogger("effects.store")
 
 
 def load_position(store: EventStore, session_id: str, at: int | None = None) -> tuple[Position, int]:
@@ -15,7 +20,9 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
 
     Raises :class:`SessionNotFound`, ``ValueError`` for an ``at`` outside the
     log, :class:`LogDamaged` / :class:`ReplayDiverged` when the records after
-    the snapshot do not fold.
+    the snapshot do not fold. A snapshot that is not of this log (see
+    :func:`disagreement`) is ignored with a warning on the ``effects.store``
+    logger, and the log folded from its first record.
     """
     length = store.session(session_id).length
     stop = length if at is None else at
@@ -23,13 +30,19 @@ def load_position(store: EventStore, session_id: str, at: int | None = None) -> 
         raise ValueError(f"session {session_id!r} has records 1 to {length}; got {at}")
     start, used, records = Position.start(), 0, None
     snapshot = store.load_snapshot(session_id, at_most=stop)
-    state = _usable(snapshot)
+    state = usable(snapshot)
     if snapshot is not None and state is not None:
         tail = store.read(session_id, snapshot.seq, stop)
-        anchor = next(tail, None)
-        # The record at the snapshot gives the chain's head; its recorded state hash, if any, must agree.
-        if anchor is not None and anchor.state_hash in (None, snapshot.state_hash):
+        anchor = next(tail, None)  # the record the snapshot follows: the chain's head from there on
+        why = "" if anchor is None else disagreement(snapshot, anchor)
+        if anchor is not None and not why:
             start, used, records = Position(state, snapshot.seq, anchor.hash), snapshot.seq, tail
+        elif why:
+            logger.warning(
+                "session %r: the snapshot after record %d is not of this log: %s; it is ignored and the log "
+                "folded from its first record (the next snapshot a journal saves supersedes it)",
+                session_id, snapshot.seq, why,
+            )  # fmt: skip
     if records is None:
         records = store.read(session_id, 1, stop)
     try:
@@ -71,7 +84,7 @@ def load_state(store: EventStore, session_id: str, at: int | None = None) -> Age
     return load_position(store, session_id, at)[0].state
 
 
-def _usable(snapshot: Snapshot | None) -> AgentState | None:
+def usable(snapshot: Snapshot | None) -> AgentState | None:
     """The snapshot's state if it is of this state format and its bytes hash to its recorded state hash."""
     if snapshot is None or snapshot.schema_version != STATE_FORMAT:
         return None

@@ -100,12 +100,14 @@ def stored_input(row: tuple[Any, ...]) -> StoredInput:
 
 
 def stored_snapshot(row: tuple[Any, ...] | None) -> Snapshot | None:
-    """A snapshot from a SQL row ``(seq, version, state_hash, codec, data)``; ``None`` for no row or bytes that
-    cannot be restored (a snapshot is a cache: a damaged one only costs a longer fold)."""
+    """A snapshot from a SQL row ``(seq, version, state_hash, codec, data, anchor)``; ``None`` for no row or bytes
+    that cannot be restored (a snapshot is a cache: a damaged one only costs a longer fold)."""
     if row is None:
         return None
-    seq, version, state_hash, codec, packed = row
+    seq, version, state_hash, codec, packed, anchor = row
     try:
-        return Snapshot(seq=seq, schema_version=version, state_hash=state_hash, data=unpack(codec, packed))
+        data = unpack(codec, packed)
     except ValueError:
         return None
+    anchor = None if anchor is None else bytes(anchor)
+    return Snapshot(seq=seq, schema_version=version, state_hash=bytes(state_hash), data=data, anchor=anchor)

@@ -12,7 +12,7 @@ from ._grouped import GroupedWrites
 from ._packing import stored_input, stored_snapshot
 from ._postgres_connection import Reconnecting
 from ._postgres_group import GroupConnection
-from ._postgres_schema import shown
+from ._postgres_schema import HAS_ANCHORS, shown
 from ._postgres_wait import DEFAULT_RECONNECT_FOR, InputsListener
 from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 
@@ -49,6 +49,7 @@ class PostgresStore(GroupedWrites):
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
+        self._anchors = False  # whether the snapshots have their anchor column (checked until they have)
         self._reads = Reconnecting(dsn, readonly=readonly, opened=True)
         self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep)
         self._writer: GroupWriter[Append] = GroupWriter(
@@ -85,10 +86,11 @@ class PostgresStore(GroupedWrites):
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
         length = self.session(session_id).length
+        self._anchors = self._anchors or bool(self._run(lambda db: db.execute(HAS_ANCHORS).fetchone()[0]))
         row = self._run(
             lambda db: db.execute(
-                "SELECT seq, version, state_hash, codec, data FROM agent_core_snapshots "
-                "WHERE session_id = %s AND seq <= %s ORDER BY seq DESC LIMIT 1",
+                f"SELECT seq, version, state_hash, codec, data, {'anchor' if self._anchors else 'NULL'} "
+                "FROM agent_core_snapshots WHERE session_id = %s AND seq <= %s ORDER BY seq DESC LIMIT 1",
                 (session_id, length if at_most is None else at_most),
             ).fetchone()
         )

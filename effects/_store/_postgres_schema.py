@@ -44,9 +44,16 @@ CREATE TABLE IF NOT EXISTS agent_core_snapshots (
     state_hash BYTEA NOT NULL,
     codec SMALLINT NOT NULL,
     data BYTEA NOT NULL,
+    anchor BYTEA,
     PRIMARY KEY (session_id, seq)
 );
 """
+
+HAS_ANCHORS = (
+    "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('agent_core_snapshots') "
+    "AND attname = 'anchor' AND NOT attisdropped)"
+)
+"""Whether the snapshots have the ``anchor`` column (a store created before it gets it when opened for writing)."""
 
 KEEPALIVES = MappingProxyType(
     {
@@ -169,3 +176,7 @@ def _check_or_create(connection: psycopg.Connection[Any], dsn: str, readonly: bo
             f"{shown(dsn)}: store format {'none' if row is None else row[0]}, this release reads format {FORMAT}; "
             "open it with the release that wrote it, or export its sessions there and import them here"
         )
+    if not readonly and connection.execute(HAS_ANCHORS).fetchone() == (False,):
+        with connection.transaction():  # IF NOT EXISTS: another process may be adding it too
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            connection.execute("ALTER TABLE agent_core_snapshots ADD COLUMN IF NOT EXISTS anchor BYTEA")

@@ -149,13 +149,14 @@ def _copy_records(db: Any, jobs: list[Append]) -> None:
 
 def _snapshots(db: Any, snapshots: dict[tuple[str, int], Any], keep: int) -> None:
     packed = [
-        (name, seq, s.schema_version, s.state_hash, *pack_snapshot(s.data)) for (name, seq), s in snapshots.items()
+        (name, seq, s.schema_version, s.state_hash, *pack_snapshot(s.data), s.anchor)
+        for (name, seq), s in snapshots.items()
     ]
     db.execute(
-        "INSERT INTO agent_core_snapshots SELECT * FROM unnest("
-        "%s::text[], %s::int[], %s::int[], %s::bytea[], %s::smallint[], %s::bytea[]) "
-        "ON CONFLICT (session_id, seq) DO UPDATE SET version = EXCLUDED.version, "
-        "state_hash = EXCLUDED.state_hash, codec = EXCLUDED.codec, data = EXCLUDED.data",
+        "INSERT INTO agent_core_snapshots (session_id, seq, version, state_hash, codec, data, anchor) "
+        "SELECT * FROM unnest(%s::text[], %s::int[], %s::int[], %s::bytea[], %s::smallint[], %s::bytea[], "
+        "%s::bytea[]) ON CONFLICT (session_id, seq) DO UPDATE SET version = EXCLUDED.version, "
+        "state_hash = EXCLUDED.state_hash, codec = EXCLUDED.codec, data = EXCLUDED.data, anchor = EXCLUDED.anchor",
         [list(column) for column in zip(*packed, strict=True)],
     )
     db.execute(

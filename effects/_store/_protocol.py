@@ -49,7 +49,13 @@ class EventStore(Protocol):
         ...
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
-        """Keep ``snapshot`` for the session, replacing older ones beyond the store's retention."""
+        """Keep ``snapshot`` for the session, replacing older ones beyond the store's retention.
+
+        Keep every field, ``anchor`` included: :meth:`load_snapshot` returns them
+        as saved. The loader uses a snapshot only if the log's record ``seq`` has
+        the chain hash ``anchor``; a store that drops the anchor (returns ``None``)
+        makes its snapshots trusted as older releases trusted them.
+        """
         ...
 
     def load_snapshot(self, session_id: str, at_most: int | None = None) -> Snapshot | None:

@@ -55,15 +55,21 @@ class Snapshot(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A cached state after record ``seq``: ``data`` is :func:`agent_core.encode_state` as MessagePack.
 
     ``schema_version`` is the state document's format (:data:`agent_core.STATE_FORMAT`),
-    not the log's schema. A snapshot is only a cache: one of another format (written
-    by an older release), or whose bytes do not hash to ``state_hash``, is ignored and
-    the log is folded instead.
+    not the log's schema. ``anchor`` is the chain hash of record ``seq`` of the history
+    the state was folded from (a journal sets it): the snapshot is used only while the
+    log's record ``seq`` has that hash, so the state of another history (a batch the
+    store refused, a session forked or written again) is never loaded. ``None`` (a
+    snapshot of an older release, or of a store that does not keep it) is used when
+    its state hash agrees with the one record ``seq`` recorded, if it recorded one.
+    A snapshot is only a cache: one of another format, whose bytes do not hash to
+    ``state_hash``, or of another history, is ignored and the log is folded instead.
     """
 
     seq: int
     schema_version: int
     state_hash: bytes
     data: bytes
+    anchor: bytes | None = None
 
 
 class Origin(msgspec.Struct, frozen=True, kw_only=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_core import STATE_FORMAT, AgentState, encode_state, state_digest
 
-from ._records import Snapshot
+from ._records import Snapshot, StoredInput
 
 DEFAULT_SNAPSHOT_EVERY = 500
 """Inputs between snapshots (at least): bounds the fold on load to a few milliseconds."""
@@ -36,7 +36,26 @@ class SnapshotSchedule:
         self.next = snapshot.seq + max(self.every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
 
 
-def take_snapshot(state: AgentState, seq: int) -> Snapshot:
-    """``state`` (the state after input ``seq``) as a snapshot record."""
+def take_snapshot(state: AgentState, seq: int, anchor: bytes) -> Snapshot:
+    """``state`` (the state after input ``seq``, whose chain hash is ``anchor``) as a snapshot record."""
     data = encode_state(state, format="msgpack")
-    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data)
+    return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data, anchor=anchor)
+
+
+def disagreement(snapshot: Snapshot, record: StoredInput) -> str:
+    """Why ``snapshot`` is not the state after ``record`` (the log's record ``snapshot.seq``); ``""``: nothing says so.
+
+    Its anchor names another chain hash (the state of another history of the
+    session), or the record recorded another state hash.
+    """
+    if snapshot.anchor is not None and snapshot.anchor != record.hash:
+        return (
+            f"it follows another history of the session (its record {record.seq} has chain hash "
+            f"{snapshot.anchor.hex()}, the log's has {record.hash.hex()})"
+        )
+    if record.state_hash is not None and record.state_hash != snapshot.state_hash:
+        return (
+            f"its state hash {snapshot.state_hash.hex()} is not the one the log recorded at record {record.seq} "
+            f"({record.state_hash.hex()})"
+        )
+    return ""

@@ -11,7 +11,7 @@ from ._group import GroupWriter
 from ._grouped import GroupedWrites
 from ._packing import stored_input, stored_snapshot
 from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
-from ._sqlite_schema import Synchronous, connect, sqlite_errors
+from ._sqlite_schema import Synchronous, connect, has_anchors, sqlite_errors
 from ._sqlite_write import commit_group
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
@@ -47,6 +47,7 @@ class SqliteStore(GroupedWrites):
         self._db = connect(path, readonly=readonly, synchronous=synchronous)
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
+        self._anchors = has_anchors(self._db)  # False: a store older than anchors, opened read-only
         self._writer: GroupWriter[Append] = GroupWriter(
             self._commit_group, f"agent-core writer {self.path}", grouping=group_commit
         )
@@ -80,9 +81,10 @@ class SqliteStore(GroupedWrites):
         """The newest snapshot at or before ``at_most``; ``None`` also when its bytes cannot be restored."""
         key, length = self._key(session_id)
         with self._lock, sqlite_errors(self.path):
+            self._anchors = self._anchors or has_anchors(self._db)
             row = self._db.execute(
-                "SELECT seq, version, state_hash, codec, CAST(data AS BLOB) FROM snapshots "
-                "WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                f"SELECT seq, version, state_hash, codec, CAST(data AS BLOB), {'anchor' if self._anchors else 'NULL'} "
+                "FROM snapshots WHERE session = ? AND seq <= ? ORDER BY seq DESC LIMIT 1",
                 (key, length if at_most is None else at_most),
             ).fetchone()
         return stored_snapshot(row)

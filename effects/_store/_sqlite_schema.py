@@ -46,9 +46,13 @@ CREATE TABLE IF NOT EXISTS snapshots (
     state_hash BLOB NOT NULL,
     codec INTEGER NOT NULL,
     data BLOB NOT NULL,
+    anchor BLOB,
     PRIMARY KEY (session, seq)
 );
 """
+
+_ANCHORS = "ALTER TABLE snapshots ADD COLUMN anchor BLOB"
+"""A store created before snapshots were anchored gets the column when it is first opened for writing."""
 
 _ADVICE = "expected a store written by `agent-core run --db` or `agent-core import`"
 
@@ -101,6 +105,21 @@ def _check_or_create(connection: sqlite3.Connection, name: str, readonly: bool) 
             f"{name}: store format {found}, this release reads format {FORMAT}; "
             "open it with the release that wrote it, or export its sessions there and import them here"
         )
+    if not readonly and not has_anchors(connection):
+        connection.execute("BEGIN IMMEDIATE")  # another process may be adding it too: check again, locked
+        try:
+            if not has_anchors(connection):
+                connection.execute(_ANCHORS)
+            connection.execute("COMMIT")
+        except BaseException:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+            raise
+
+
+def has_anchors(connection: sqlite3.Connection) -> bool:
+    """Whether the store's ``snapshots`` table has the ``anchor`` column (a store older than it is read without)."""
+    return any(row[1] == "anchor" for row in connection.execute("PRAGMA table_info(snapshots)"))
 
 
 @contextmanager

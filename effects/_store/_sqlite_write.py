@@ -89,8 +89,9 @@ def snapshot_rows(db: sqlite3.Connection, key: int, snapshot: Snapshot, keep: in
     """Keep ``snapshot`` (zlib-compressed) for the session ``key``; only the newest ``keep`` stay."""
     codec, data = pack_snapshot(snapshot.data)
     db.execute(
-        "INSERT OR REPLACE INTO snapshots VALUES (?, ?, ?, ?, ?, ?)",
-        (key, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data),
+        "INSERT OR REPLACE INTO snapshots (session, seq, version, state_hash, codec, data, anchor) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (key, snapshot.seq, snapshot.schema_version, snapshot.state_hash, codec, data, snapshot.anchor),
     )
     db.execute(
         "DELETE FROM snapshots WHERE session = ? AND seq NOT IN "

@@ -7,14 +7,17 @@ from typing import Any
 
 from agent_core import phase
 
-from .._store import ReplayDiverged, replay_session
+from .._store import ReplayDiverged, ReplayReport, replay_session
 from ._logs import CHECK_FAILED, add_db, add_progress, command, opened, print_json, progress_printer
 
 EPILOG = """\
 the hash chain of the records is always checked; --verify also recomputes the
 turn digests and state hashes the log recorded, and stops at the first record
 where this release's reducer gives another state (exit status 1): run it in CI
-before deploying a new reducer over live logs.
+before deploying a new reducer over live logs. It also compares the session's
+newest snapshot with the log: one that loading would use although it holds
+another state fails the check (exit status 1); one loading ignores (it follows
+another history of the session) is named, and costs only a longer fold.
 """
 
 
@@ -44,29 +47,53 @@ def run(args: argparse.Namespace) -> int:
             _diverged(args, error)
             return CHECK_FAILED
     state = report.state
+    problem = report.snapshot_problem
+    wrong = bool(problem) and not report.snapshot_ignored
     if args.json:
         print_json(
             {
                 "session_id": report.session_id,
-                "ok": True,
+                "ok": not wrong,
                 "records": report.records,
                 "verified": args.verify,
                 "turns_checked": report.turns_checked,
                 "states_checked": report.states_checked,
                 "phase": phase(state).value,
                 "state_hash": report.state_hash,
+                "snapshot": {
+                    "seq": report.snapshot_seq,
+                    "problem": report.snapshot_problem,
+                    "ignored": report.snapshot_ignored,
+                },
             }
         )
-        return 0
+        return CHECK_FAILED if wrong else 0
     print(f"session {report.session_id}: {report.records} records replayed")
     if args.verify:
-        print(f"verified: hash chain, {report.turns_checked} turn digests, {report.states_checked} state hashes")
+        snapshot = f", the snapshot after record {report.snapshot_seq}" if report.snapshot_seq and not problem else ""
+        print(
+            f"verified: hash chain, {report.turns_checked} turn digests, {report.states_checked} state hashes{snapshot}"
+        )
     else:
         print("checked: hash chain (add --verify to compare the recorded state hashes)")
     outcome = state.last_outcome
     print(f"phase: {phase(state).value}; turns: {state.turns}; last outcome: {outcome.kind if outcome else 'none'}")
     print(f"state hash: {report.state_hash}")
-    return 0
+    return _snapshot(args, report)
+
+
+def _snapshot(args: argparse.Namespace, report: ReplayReport) -> int:
+    """Say how the newest snapshot compares with the log; exit 1 when loading would start from a wrong state."""
+    if not report.snapshot_problem:
+        return 0
+    if report.snapshot_ignored:
+        print(f"snapshot after record {report.snapshot_seq}: ignored when loading: {report.snapshot_problem}")
+        print("It costs only a longer fold; the next snapshot a journal saves supersedes it.")
+        return 0
+    print(f"snapshot after record {report.snapshot_seq}: WRONG: {report.snapshot_problem}")
+    print("Snapshots are caches: export the session and import it into a new store (which makes its own), or")
+    print(f"fork it at its last record (agent-core fork {args.db} {report.session_id} --at {report.records}).")
+    return CHECK_FAILED
 
 
 def _diverged(args: argparse.Namespace, error: ReplayDiverged) -> None:

@@ -53,7 +53,7 @@ def test_replay_verify_reports_what_it_checked(db: Path, capsys: pytest.CaptureF
     assert code == 0
     assert out.splitlines() == [
         "session s1: 65 records replayed",
-        "verified: hash chain, 2 turn digests, 1 state hashes",
+        "verified: hash chain, 2 turn digests, 1 state hashes, the snapshot after record 65",
         "phase: idle; turns: 2; last outcome: completed",
         f"state hash: {state_hash(replay(session(2)))}",
     ]
