@@ -156,4 +156,15 @@ def failure(name: str, error: sqlite3.Error) -> StoreError:
     return StoreUnavailable(f"{name}: the store failed ({error}); nothing of this batch was written; {_RETRY}")
 
 
+def commit_failure(name: str, error: sqlite3.Error) -> StoreUnavailable:
+    """The error for a ``COMMIT`` that failed after SQLite ended the transaction (an I/O error or a full disk while
+    it wrote and synced the commit): the batches may or may not be durable, as after a PostgreSQL connection lost
+    during ``COMMIT``; reopening the session tells."""
+    return StoreUnavailable(
+        f"{name}: the commit failed ({error}): the disk may be full or failing; the batches of this commit may or "
+        "may not be durable (SQLite may have written part of the commit before the error); fix the disk, then "
+        "reopen the session (SessionJournal.open, open_session) to see what the store holds, and go on from there"
+    )
+
+
 _RETRY = "fix that, then retry (a session resumes from what was committed)"

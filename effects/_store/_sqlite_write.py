@@ -9,7 +9,7 @@ from typing import Any
 
 from ._packing import pack, pack_snapshot
 from ._records import Append, Origin, Snapshot, StoredInput, timestamp_of
-from ._sqlite_schema import sqlite_errors
+from ._sqlite_schema import commit_failure, failure, sqlite_errors
 from ._validate import JOB_ERRORS, check_job
 
 
@@ -19,17 +19,26 @@ def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep
     A job refused (:class:`ConcurrencyError`, a bad batch) writes nothing and the others commit. The
     statements are few and do not grow with the group (a multi-row insert, one update): the writer
     thread hands the interpreter's lock back and forth once per statement, which is slow while the
-    event loop is busy. If the commit fails, the error is raised.
+    event loop is busy. If the group cannot be written, the error is raised: a :class:`StoreUnavailable` that
+    says nothing of it was written, or, when ``COMMIT`` itself failed and SQLite ended the transaction, that the
+    outcome is unknown (see :func:`commit_failure`).
     """
     with sqlite_errors(path):
         db.execute("BEGIN IMMEDIATE")
         try:
             errors = _write(db, jobs, keep)
-            db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+    try:
+        db.execute("COMMIT")
+    except sqlite3.Error as error:
+        if not db.in_transaction:  # SQLite ended the transaction: it may have written part of the commit
+            raise commit_failure(path, error) from None
+        with sqlite_errors(path):  # still open (busy, a deferred constraint): nothing was written
+            db.execute("ROLLBACK")
+        raise failure(path, error) from None
     return errors
 
 

@@ -252,8 +252,10 @@ def test_a_disk_that_refuses_writes_is_not_called_damage(tmp_path: Path) -> None
     path = tmp_path / "log.db"
     root = str(Path(__file__).resolve().parents[2])
     done = subprocess.run([sys.executable, "-c", FULL_DISK, str(path), root], capture_output=True, text=True)
-    assert done.stdout == (
-        f"{path}: cannot write or read the file (disk I/O error): the disk may be full, failing, or over a size "
-        "limit; nothing of this batch was written; fix that, then retry (a session resumes from what was committed)\n"
+    assert done.stdout == (  # the batch waits in the page cache: the write that fails is COMMIT's
+        f"{path}: the commit failed (disk I/O error): the disk may be full or failing; the batches of this commit "
+        "may or may not be durable (SQLite may have written part of the commit before the error); fix the disk, "
+        "then reopen the session (SessionJournal.open, open_session) to see what the store holds, and go on from "
+        "there\n"
     )
     assert [r.seq for r in SqliteStore(path, readonly=True).read("s1")] == [1]
