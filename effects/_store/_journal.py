@@ -179,7 +179,7 @@ class SessionJournal:
         """
         self._refuse_after(self._verdicts.settled())
         if self.seq and self._schedule.last != self.seq:
-            self._save(take_snapshot(*self._position))
+            self._save(take_snapshot(self.state, self.seq, self._position.head))
 
     def close(self) -> None:
         """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.

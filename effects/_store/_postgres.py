@@ -49,7 +49,7 @@ class PostgresStore(GroupedWrites):
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
-        self._anchors = False  # whether the snapshots have their anchor column (checked until they have)
+        self._anchors = not readonly  # the snapshots have their anchor column (a writable open adds it)
         self._reads = Reconnecting(dsn, readonly=readonly, opened=True)
         self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep)
         self._writer: GroupWriter[Append] = GroupWriter(
