@@ -175,7 +175,15 @@ async def _logged_inputs(rounds: int) -> list[Any]:
     return [record.decode() for record in records]
 
 
-FLOOR_HEADERS = ("backend", "event loop alone", "pure core", "sum (floor)", "machine alone", "whole round")
+FLOOR_HEADERS = (
+    "backend",
+    "event loop alone",
+    "pure core",
+    "sum (floor)",
+    "machine alone",
+    "no timeouts",
+    "whole round",
+)
 
 
 def floor_rows(long_runs: dict[str, dict[str, Any]], floors: dict[str, dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -183,6 +191,7 @@ def floor_rows(long_runs: dict[str, dict[str, Any]], floors: dict[str, dict[str,
     rows = []
     for backend, floor in floors.items():
         loop, core = floor["loop"]["cpu_us_per_round"], floor["core"]["cpu_us_per_round"]
-        parts = (loop, core, loop + core, floor["machine"]["cpu_us_per_round"])
+        untimed = floor["no_timeouts"]["cpu_us_per_round"]
+        parts = (loop, core, loop + core, floor["machine"]["cpu_us_per_round"], untimed)
         rows.append((backend, *(f"{us:.1f}" for us in parts), f"{long_runs[backend]['cpu_us_per_round']:.1f}"))
     return rows

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent_core import AgentConfig, LlmContext, Usage
-from effects import Agent, ModelReply, tool
+from effects import Agent, ModelReply, Toolbox, ToolLimits, tool
 from effects.testing import ScriptedModel, call_tools, say
 
 ROUNDS_PER_TURN = 5  # four rounds of tool calls, then the answer
@@ -40,7 +40,15 @@ def instant_model(on_call: Callable[[], object] | None = None) -> ScriptedModel:
     return ScriptedModel(script, estimate_usage=False, keep_calls=False)
 
 
-def new_agent(on_call: Callable[[], object] | None = None) -> Agent:
-    """An agent on :func:`instant_model` and :func:`lookup`."""
+def new_agent(on_call: Callable[[], object] | None = None, *, timeouts: bool = True) -> Agent:
+    """An agent on :func:`instant_model` and :func:`lookup`.
+
+    ``timeouts=False`` runs every call without a deadline (``model_timeout_ms=None``,
+    ``ToolLimits(timeout_ms=None)``): what the default timeouts cost a round.
+    """
     # Stuck detection would stop the same three calls repeated; budgets stay off.
-    return Agent(instant_model(on_call), tools=[lookup], config=AgentConfig(max_identical_tool_calls=1_000_000))
+    config = AgentConfig(max_identical_tool_calls=1_000_000)
+    if timeouts:
+        return Agent(instant_model(on_call), tools=[lookup], config=config)
+    tools = Toolbox([lookup], limits=ToolLimits(timeout_ms=None))
+    return Agent(instant_model(on_call), tools=tools, config=config, model_timeout_ms=None)

@@ -58,16 +58,17 @@ def ignore(event: MachineEvent) -> None:
     """A subscriber that does nothing: what the machine pays to build and publish its events."""
 
 
-async def long_session(rounds: int, subscribers: int = 0) -> dict[str, Any]:
+async def long_session(rounds: int, subscribers: int = 0, timeouts: bool = True) -> dict[str, Any]:
     """One session of ``rounds`` rounds, with the CPU time at which each model call began.
 
     Per-round times are CPU time, so a busy machine descheduling the process
     does not show up as framework cost; the overall wall time is reported too.
     Rounds are marked by the model, not by a subscriber: with ``subscribers=0``
-    the machine has nobody to publish events to and builds none.
+    the machine has nobody to publish events to and builds none. ``timeouts=False``:
+    no call runs against a deadline.
     """
     marks: list[int] = []
-    async with new_agent(lambda: marks.append(time.process_time_ns())).running() as session:
+    async with new_agent(lambda: marks.append(time.process_time_ns()), timeouts=timeouts).running() as session:
         for _ in range(subscribers):
             session.subscribe(ignore)
         start = time.perf_counter_ns()
@@ -109,10 +110,12 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--turns", type=int, default=4, help=argparse.SUPPRESS)
     parser.add_argument("--tuned", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-timeouts", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase == "long":
-        anyio.run(long_session, 100, args.subscribers, backend=args.backend)  # warm-up: imports, caches
-        print(json.dumps(anyio.run(long_session, args.rounds, args.subscribers, backend=args.backend)))
+        timeouts = not args.no_timeouts
+        anyio.run(long_session, 100, args.subscribers, timeouts, backend=args.backend)  # warm-up: imports, caches
+        print(json.dumps(anyio.run(long_session, args.rounds, args.subscribers, timeouts, backend=args.backend)))
         return
     if args.phase == "floor":
         anyio.run(machine_floor, 100, backend=args.backend)  # warm-up
@@ -134,6 +137,8 @@ def main() -> None:
         for b in ("asyncio", "trio")
     }
     floors = {b: in_subprocess("floor", "--backend", b, "--rounds", str(rounds)) for b in ("asyncio", "trio")}
+    for b in ("asyncio", "trio"):
+        floors[b]["no_timeouts"] = in_subprocess("long", "--backend", b, "--rounds", str(rounds), "--no-timeouts")
     crowd = {
         "default": in_subprocess("concurrent", "--sessions", str(sessions)),
         "tuned": in_subprocess("concurrent", "--sessions", str(sessions), "--tuned"),
@@ -205,6 +210,7 @@ def report(
     print("event loop alone: the round's 4 tasks in a native task group, waking the waiting task; pure core:")
     print("the round's inputs folded and its model call's context built (a lower bound: effects_at left out).")
     print("A runner starting a task per effect pays both: their sum is a floor under the whole round.")
+    print("no timeouts: the whole round, no call under a deadline (model_timeout_ms=None, ToolLimits(timeout_ms=None))")
     first = crowd["default"]
     print(
         f"\n{first['sessions']:,} concurrent sessions once open (asyncio, {first['rounds']:,} rounds; target at 1,000 "

@@ -33,3 +33,20 @@ def test_the_event_loop_floor_receives_a_rounds_seven_inputs(backend: str) -> No
     floor = anyio.run(_floor.loop_floor, 5, backend=backend)
     assert floor["rounds"] == 5
     assert floor["inputs"] == 7 * 5
+
+
+@pytest.mark.parametrize("timeouts", [True, False])
+def test_the_untimed_workload_runs_the_same_rounds_with_no_deadline(timeouts: bool) -> None:
+    """The "no timeouts" column is the same workload, only without deadlines on its calls."""
+    import _workload
+
+    agent = _workload.new_agent(timeouts=timeouts)
+    assert (agent.model_timeout_ms is None, agent.toolbox.limits.timeout_ms is None) == (not timeouts, not timeouts)
+
+    async def one_turn() -> tuple[str, int]:
+        async with agent.running() as session:
+            session.send("question")
+            await session.settled()
+            return str(session.phase), len(session.state.tool_calls)
+
+    assert anyio.run(one_turn) == ("idle", 3 * (_workload.ROUNDS_PER_TURN - 1))

@@ -49,6 +49,7 @@ def document(summary: Summary, command: str, preset: str, seconds: float, wins: 
         "versions": versions(),
         "environment": environment(),
         "guarantees": groups(summary),
+        "round_floor_us": results.floor,
         "contenders": entries,
         "peer_wins": wins,
     }

@@ -42,7 +42,9 @@ may lose), each group with its target on µs per round (x = contender / agent-co
                vs LangGraph durability="sync"; agent-core must beat each (> 1x).
   turn         a crash loses at most the turn in progress: agent-core durability="turn"
                vs pydantic-ai and LangGraph durability="exit"; >= 2x each.
-  memory/none  in memory, with / without in-memory persistence: >= 50x each.
+  memory/none  in memory, with / without in-memory persistence: >= 50x each. Beside them,
+               what 50x asks of agent-core's round and the floor under a round measured
+               in this run (benchmarks/runner.py: event loop alone + pure core alone).
   background   LangGraph's default durability="async" (a crash loses the steps in
                flight): no agent-core equal; shown against agent-core's default.
   process      agent-core synchronous=NORMAL: shown against its default.

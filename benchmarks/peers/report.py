@@ -35,6 +35,7 @@ class Results:
     overhead: dict[str, list[float]] = field(default_factory=dict)
     long_runs: dict[str, tuple[LongRun, LongRun]] = field(default_factory=dict)
     memory: dict[str, Memory] = field(default_factory=dict)
+    floor: dict[str, float] = field(default_factory=dict)  # benchmarks.peers.floor.round_floor, in this run
 
     partners: dict[str, str] = field(default_factory=dict)
 

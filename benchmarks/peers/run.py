@@ -17,6 +17,7 @@ if __package__ in (None, ""):  # run as a file: make the repository root importa
 
 from benchmarks.peers import catalogue, tables
 from benchmarks.peers.document import document, write
+from benchmarks.peers.floor import round_floor
 from benchmarks.peers.guarantees import guarantee, is_reference
 from benchmarks.peers.measure import fsync_ms, overhead, peak_memory, progress
 from benchmarks.peers.options import choices, parse, settings
@@ -45,6 +46,9 @@ async def measure(found: list[Contender], chosen: dict[str, int]) -> Results:
     """Every measurement, in order: overhead, long conversations in pairs, memory."""
     results = Results(found, chosen)
     results.overhead = await overhead(found, chosen["turns"], chosen["repeat"], chosen["warmup"])
+    if any(c.persistence in ("none", "memory") for c in found):
+        progress("the floor under agent-core's round (benchmarks/runner.py's event loop and pure core alone)")
+        results.floor = round_floor()
     turns = chosen["long_rounds"] // MODEL_CALLS_PER_TURN
     for peer in (c for c in found if not is_reference(c)):
         ours = results.reference(peer)

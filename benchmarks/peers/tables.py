@@ -7,6 +7,7 @@ from typing import Any
 
 from benchmarks._common import table
 
+from .floor import asks
 from .guarantees import GUARANTEES, guarantee, is_reference
 from .measure import WINDOW_ROUNDS
 from .report import Summary, number, ratio, size
@@ -87,6 +88,9 @@ def by_guarantee(summary: Summary) -> str:
             text += f"\nfastest peer: {ratio(fastest, 1)} (target {group.target}): " + (
                 "met" if group.met(fastest) else "NOT MET"
             )
+            if summary.results.floor and group.name in ("memory", "none"):
+                peer_us = min(summary.of(c)["overhead_us"] for c, v in members if v.get("ratio") == fastest)
+                text += "\n" + asks(peer_us, group.beats_by, summary.results.floor)
         blocks.append(text)
     return "\n\n".join(blocks)
 

@@ -48,7 +48,13 @@ class Session:
 
     @property
     def state(self) -> AgentState:
-        """The current state (inputs dispatched but not yet applied are not in it)."""
+        """The current state (inputs dispatched but not yet applied are not in it).
+
+        With a journal it may include a batch whose commit is still in flight
+        (under the default ``durability="input"`` no effect starts and no
+        subscriber hears of that batch until it is durable); if that commit
+        fails, the state goes back to before the batch.
+        """
         return self.machine.current()
 
     @property

@@ -92,7 +92,8 @@ class Machine(MachineFeed[S, I, E]):
     # -- observing -----------------------------------------------------------------------------
 
     def current(self) -> S:
-        """The state after every input applied so far (queued inputs are not applied yet)."""
+        """The state after every input applied so far (queued inputs are not applied yet), including a batch
+        whose commit is in flight (it goes back to the state before that batch if the commit fails)."""
         return self._core.current()
 
     def running_keys(self) -> tuple[str, ...]:
