@@ -12,21 +12,17 @@ running tool look idle).
 
 from __future__ import annotations
 
-import enum
 import heapq
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import anyio
 
-from ._deadline import deadline_after
-from ._machine import parked
-from ._machine._loop import reraise_single
-
-T = TypeVar("T")
+from .._deadline import deadline_after
+from .._machine import parked
 
 
 @runtime_checkable
@@ -162,44 +158,3 @@ class _Canceller:
 
     def is_set(self) -> bool:
         return self.scope.cancel_called
-
-
-class TimedOut(enum.Enum):
-    """What :func:`run_until` returns when the deadline came first."""
-
-    TIMED_OUT = "timed out"
-
-
-TIMED_OUT = TimedOut.TIMED_OUT
-
-
-async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[T]]) -> T | TimedOut:
-    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
-
-    The deadline waits without parking: work running against a deadline must
-    not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
-    here) cancels at the time by itself; any other races a waiting task.
-    """
-    scope_until = getattr(clock, "scope_until", None)
-    if scope_until is not None:
-        with scope_until(deadline):
-            return await call()
-        return TIMED_OUT  # the scope swallowed the deadline's cancellation
-    wait = getattr(clock, "wait_until", clock.sleep_until)
-    results: list[T] = []
-    try:
-        async with anyio.create_task_group() as group:
-
-            async def first() -> None:
-                results.append(await call())
-                group.cancel_scope.cancel("finished before the deadline")
-
-            async def watch() -> None:
-                await wait(deadline)
-                group.cancel_scope.cancel("the deadline passed")
-
-            group.start_soon(first)
-            group.start_soon(watch)
-    except BaseExceptionGroup as group_error:
-        reraise_single(group_error)  # the call's own error (a ModelError stays retryable), not a group
-    return results[0] if results else TIMED_OUT
