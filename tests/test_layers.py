@@ -18,11 +18,12 @@ EFFECTS = ROOT / "effects"
 
 # Each part of effects, and the parts it may import (besides agent_core and outside packages).
 # Leaves any part may import: small helpers with no dependency inside effects.
-LEAVES = frozenset({"_text", "_deadline"})
+LEAVES = frozenset({"_text", "_deadline", "_trio_deadline"})
 
 ALLOWED: dict[str, frozenset[str]] = {
     "_text": frozenset(),
     "_deadline": frozenset(),
+    "_trio_deadline": frozenset(),
     "_machine": frozenset(),
     "_clock": frozenset({"_machine"}),
     "_model": frozenset(),

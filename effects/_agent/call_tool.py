@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from agent_core import AgentInput, AgentState, CallTool, ToolCallCompleted, ToolCallStarted
 
+from .._clock import final_wait
 from .._machine import Dispatch
 from ._context import EffectContext
 
@@ -30,5 +31,6 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
         if not await dispatch.dispatch_committed(started):
             return  # refused: the call is no longer pending (the turn ended meanwhile), so it must not run
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
-        result = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock)
+        with final_wait():  # nothing below waits (under trio the timeout may cancel this effect's own scope)
+            result = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock)
     dispatch(ToolCallCompleted(timestamp=ctx.stamp(), tool_call_id=call_id, result=result))

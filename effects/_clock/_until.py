@@ -10,6 +10,7 @@ import anyio
 
 from .._machine._loop import reraise_single
 from ._clocks import Clock
+from ._final import final_deadline
 
 T = TypeVar("T")
 
@@ -29,12 +30,14 @@ async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[T]
     The deadline waits without parking: work running against a deadline must
     not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
     here) cancels at the time by itself; any other races a waiting task.
+    Inside :class:`final_wait` under trio, the deadline may cancel the effect's
+    own scope instead of one of its own.
     """
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is not None:
-        with scope_until(deadline):
+        with final_deadline(clock, deadline) or scope_until(deadline):
             return await call()
-        return TIMED_OUT  # the scope swallowed the deadline's cancellation
+        return TIMED_OUT  # the block swallowed the deadline's cancellation
     wait = getattr(clock, "wait_until", clock.sleep_until)
     results: list[T] = []
     try:

@@ -21,7 +21,7 @@ from ._machine import Machine
 from ._pending import PendingCommit
 from ._protocols import Controller, Dispatch, Journal, effect
 from ._reconcile import Plan, reconcile
-from ._run import parked
+from ._run import current_run, parked
 from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "Plan",
     "StateUpdated",
     "StepResult",
+    "current_run",
     "effect",
     "parked",
     "reconcile",

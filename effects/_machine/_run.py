@@ -145,6 +145,11 @@ async def parked() -> AsyncIterator[None]:
         run.park(-1)
 
 
+def current_run() -> EffectRun[Any] | None:
+    """The effect run the current task belongs to (its own task, or one it started), or ``None``."""
+    return _CURRENT.get()
+
+
 def enter_run(run: EffectRun[Any]) -> Token[EffectRun[Any] | None]:
     """Make ``run`` the current run of this task; returns the token for :func:`leave_run`."""
     return _CURRENT.set(run)

@@ -31,6 +31,17 @@ E = TypeVar("E")
 class ScopeLike(Cancellable, AbstractContextManager[object], Protocol):
     """A cancel scope: anyio's or trio's."""
 
+    @property
+    def cancelled_caught(self) -> bool:
+        """Whether the scope stopped a cancellation when it was left."""
+        ...
+
+
+DEADLINE_ESCAPED = (
+    "the effect waited again after the deadline of its last call passed (under trio that deadline cancels the "
+    "effect's own scope: see effects._clock.final_wait), so it ended without its result"
+)
+
 
 class EffectTasks(Generic[S, I, E]):
     """Starts effects as tasks, cancels them by key, reports their ends, counts those that can progress.
@@ -150,6 +161,8 @@ class EffectTasks(Generic[S, I, E]):
         try:
             with scope:
                 await controller.start(run)
+            if scope.cancelled_caught and not run.cancelled:
+                raise RuntimeError(DEADLINE_ESCAPED)
         except Exception as error:
             self._failed(run, error)
             raise
