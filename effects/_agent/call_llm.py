@@ -37,7 +37,7 @@ from agent_core import (
     llm_context,
 )
 
-from .._clock import TIMED_OUT, final_wait, run_until
+from .._clock import TIMED_OUT, run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
@@ -110,10 +110,9 @@ async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> M
     context = llm_context(state)
     if timeout is None:
         return await ctx.model.complete(context, stream.on_text)
-    with final_wait():  # nothing after it waits (under trio the timeout may cancel this effect's own scope)
-        reply = await run_until(
-            ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, stream.on_text)
-        )
+    reply = await run_until(  # final: nothing after it waits (under trio the timeout may cancel the effect's scope)
+        ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, stream.on_text), final=True
+    )
     if reply is TIMED_OUT:
         raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)
     return reply

@@ -20,13 +20,13 @@ _last_call_deadline: Callable[[Any, float], AbstractContextManager[object]] | No
 
 
 class final_wait:  # lower case: used as ``with final_wait():``
-    """``with final_wait():`` around the last wait of an effect's own task: nothing in the task waits after it.
+    """``with final_wait():`` around the last wait of an effect's own task, a call to :meth:`Toolbox.run`.
 
-    The one :func:`run_until` on :class:`SystemClock` inside it (not those its
-    call makes) may then, under trio, bound the call with the effect's own
-    cancel scope. When that deadline passes the scope stays cancelled, so the
+    Nothing in the task waits after it. :func:`take_final` hands that to the
+    one ``run_until`` the call makes (never to the tool's own code): under trio
+    its deadline may then cancel the effect's own scope instead of a scope of
+    its own. When that deadline passes the scope stays cancelled, so the
     effect must end without waiting again; the machine fails one that does.
-    Outside an effect run, under asyncio or on another clock it changes nothing.
     """
 
     __slots__ = ("_token",)
@@ -40,15 +40,21 @@ class final_wait:  # lower case: used as ``with final_wait():``
         _FINAL.reset(self._token)
 
 
-def final_deadline(clock: Clock, deadline: int) -> AbstractContextManager[object] | None:
-    """The deadline block for :func:`run_until` in a :class:`final_wait` under trio; ``None``: use the clock's own."""
+def take_final() -> bool:
+    """Whether the caller runs inside :class:`final_wait`; clears it, so the waits of what it calls are not final."""
+    if not _FINAL.get():
+        return False
+    _FINAL.set(False)  # final_wait's exit restores what was there before it
+    return True
+
+
+def last_wait_deadline(clock: Clock, deadline: int) -> AbstractContextManager[object] | None:
+    """The deadline block of an effect's last wait under trio on :class:`SystemClock`; ``None``: use the clock's own
+    (under asyncio, on another clock, outside an effect run)."""
     global _last_call_deadline
-    if not _FINAL.get() or type(clock) is not SystemClock or asyncio._get_running_loop() is not None:
-        return None
     run = current_run()
-    if run is None:
+    if run is None or type(clock) is not SystemClock or asyncio._get_running_loop() is not None:
         return None
-    _FINAL.set(False)  # the waits of the call itself are not the effect's last; final_wait's exit restores it
     if _last_call_deadline is None:
         from .._trio_deadline import last_call_deadline
 

@@ -10,7 +10,7 @@ import anyio
 
 from .._machine._loop import reraise_single
 from ._clocks import Clock
-from ._final import final_deadline
+from ._final import last_wait_deadline
 
 T = TypeVar("T")
 
@@ -24,18 +24,21 @@ class TimedOut(enum.Enum):
 TIMED_OUT = TimedOut.TIMED_OUT
 
 
-async def run_until(clock: Clock, deadline: int, call: Callable[[], Awaitable[T]]) -> T | TimedOut:
+async def run_until(
+    clock: Clock, deadline: int, call: Callable[[], Awaitable[T]], *, final: bool = False
+) -> T | TimedOut:
     """Run ``call()`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
 
     The deadline waits without parking: work running against a deadline must
     not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
     here) cancels at the time by itself; any other races a waiting task.
-    Inside :class:`final_wait` under trio, the deadline may cancel the effect's
-    own scope instead of one of its own.
+    ``final``: the call is the last wait of an effect's own task (nothing in
+    the task waits after it); under trio the deadline may then cancel the
+    effect's own scope instead of one of its own (see :class:`final_wait`).
     """
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is not None:
-        with final_deadline(clock, deadline) or scope_until(deadline):
+        with (final and last_wait_deadline(clock, deadline)) or scope_until(deadline):
             return await call()
         return TIMED_OUT  # the block swallowed the deadline's cancellation
     wait = getattr(clock, "wait_until", clock.sleep_until)

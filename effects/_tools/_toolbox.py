@@ -9,7 +9,7 @@ import anyio
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 
-from .._clock import TIMED_OUT, Clock, run_until
+from .._clock import TIMED_OUT, Clock, run_until, take_final
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import PerLoop, ToolLimits, truncated
@@ -74,6 +74,7 @@ class Toolbox:
         become failures the model reads; a result longer than
         ``max_result_chars`` is cut, with a marker giving its full length.
         """
+        final = take_final()  # the caller's last wait (effects._clock.final_wait): this call, not the tool's own waits
         found = self._tools.get(name)
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
@@ -81,7 +82,7 @@ class Toolbox:
         if timeout is None:
             result = await self._invoke(found, arguments, tool_call_id)
         else:
-            result = await self._with_timeout(found, arguments, tool_call_id, clock, timeout)
+            result = await self._with_timeout(found, arguments, tool_call_id, clock, timeout, final)
         return truncated(result, self.limits.max_result_chars)
 
     async def _invoke(self, found: Tool[..., Any], arguments: str, tool_call_id: str) -> ToolResult:
@@ -95,10 +96,10 @@ class Toolbox:
             return await found.invoke(arguments, tool_call_id, threads=shared)
 
     async def _with_timeout(
-        self, found: Tool[..., Any], arguments: str, tool_call_id: str, clock: Clock, timeout_ms: int
+        self, found: Tool[..., Any], arguments: str, tool_call_id: str, clock: Clock, timeout_ms: int, final: bool
     ) -> ToolResult:
         result = await run_until(
-            clock, clock.now_ms() + timeout_ms, lambda: self._invoke(found, arguments, tool_call_id)
+            clock, clock.now_ms() + timeout_ms, lambda: self._invoke(found, arguments, tool_call_id), final=final
         )
         if result is TIMED_OUT:
             return ToolFailure(

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from agent_core import AgentConfig, LlmContext, ToolFailure, ToolSuccess
-from effects import Agent, ModelReply, TextSink, tool
+from effects import Agent, ModelReply, SystemClock, TextSink, Toolbox, ToolLimits, tool
 from effects.testing import ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import Recorder, results, texts
@@ -129,3 +129,35 @@ async def test_cancelling_the_turn_cancels_a_running_tool_and_is_not_taken_for_i
     assert ended == ["cancelled"]
     assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
     assert not any(isinstance(r, ToolFailure) and "timeout" in r.error for r in results(state).values())
+
+
+@pytest.mark.parametrize("outer_timeout_ms", [None, 60_000])
+async def test_a_tool_bounding_calls_of_its_own_goes_on_after_their_timeouts(outer_timeout_ms: int | None) -> None:
+    """Only the agent's own call is its effect's last wait: the tool's own timed calls get scopes of their own."""
+
+    @tool(timeout_ms=10)
+    async def stuck() -> str:
+        """Never answers."""
+        await anyio.sleep_forever()
+        return ""
+
+    helpers = Toolbox([stuck])
+
+    @tool
+    async def outer() -> str:
+        """Asks a stuck helper twice, waiting in between."""
+        first = await helpers.run("stuck", "{}", "inner-1", SystemClock())
+        await anyio.sleep(0)  # waits after its own call's deadline passed
+        second = await helpers.run("stuck", "{}", "inner-2", SystemClock())
+        return f"{type(first).__name__}, {type(second).__name__}"
+
+    model = ScriptedModel([call_tools(("outer", {})), say("done")])
+    tools = Toolbox([outer], limits=ToolLimits(timeout_ms=outer_timeout_ms))
+    async with agent_on_the_wall_clock(model, tools).running() as session:  # type: ignore[arg-type]
+        session.send("go")
+        with anyio.fail_after(10):
+            await session.settled()
+        state = session.state
+
+    assert results(state) == {"call-1": ToolSuccess(content="ToolFailure, ToolFailure")}
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"

@@ -1,11 +1,11 @@
 """An effect that waits again after the deadline of its "last" call passed fails the machine, visibly.
 
-Under trio, a call made inside ``final_wait()`` (the agent's model and tool
-calls) is bounded through the effect's own cancel scope, which stays cancelled
+Under trio, a call ``run_until(..., final=True)`` bounds (the agent's model and
+tool calls) is bounded through the effect's own cancel scope, which stays cancelled
 once the deadline passes. Code that broke that contract would end the effect
 without its result and leave the session waiting for it; the machine raises
 instead. This is an internal contract of the agent's effect handlers, so the
-test reaches the internal ``final_wait``: no public path can break it.
+test reaches the internal ``run_until``: no public path can break it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from effects import SystemClock
-from effects._clock import TIMED_OUT, final_wait, run_until
+from effects._clock import TIMED_OUT, run_until
 
 from ._counter import Dispatch, StartJob, machine
 
@@ -31,8 +31,7 @@ async def test_an_effect_waiting_after_its_final_deadline_passed_stops_the_machi
 
     async def overstays(dispatch: Dispatch) -> None:
         clock = SystemClock()
-        with final_wait():
-            seen.append(await run_until(clock, clock.now_ms() + 5, anyio.sleep_forever))
+        seen.append(await run_until(clock, clock.now_ms() + 5, anyio.sleep_forever, final=True))
         await anyio.sleep(0)  # the contract broken: the effect's own scope is cancelled by now
 
     m, _ = machine(jobs={"overstays": overstays})
@@ -49,8 +48,7 @@ async def test_an_effect_ending_after_its_final_deadline_passed_ends_normally() 
 
     async def keeps_it(dispatch: Dispatch) -> None:
         clock = SystemClock()
-        with final_wait():
-            ended.append(await run_until(clock, clock.now_ms() + 5, anyio.sleep_forever))
+        ended.append(await run_until(clock, clock.now_ms() + 5, anyio.sleep_forever, final=True))
 
     m, _ = machine(jobs={"keeps_it": keeps_it})
     async with m.running():
