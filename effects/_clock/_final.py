@@ -14,9 +14,8 @@ from .._machine import current_run
 from ._clocks import Clock, SystemClock
 
 _FINAL: ContextVar[bool] = ContextVar("effects_final_wait", default=False)
-_last_call_deadline: Callable[[Any, float], AbstractContextManager[object]] | None = (
-    None  # trio is optional: on first use
-)
+# Imported on first use under trio (an optional dependency).
+_last_call_deadline: Callable[[Any, float], AbstractContextManager[object]] | None = None
 
 
 class final_wait:  # lower case: used as ``with final_wait():``
