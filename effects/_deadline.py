@@ -19,7 +19,7 @@ import math
 import weakref
 from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 DEADLINE_PASSED = "the deadline passed"
 """The cancellation message of a block whose deadline passed."""
@@ -75,18 +75,38 @@ class _LoopDeadlines:
     def _fire(self) -> None:
         """Cancel every block whose deadline passed; set a timer for the next one."""
         loop = asyncio.get_running_loop()
-        now, earliest = loop.time(), math.inf
-        for deadline in list(self.live):
-            if deadline.at <= now:
-                self.live.discard(deadline)
-                deadline.expire()
-            elif deadline.at < earliest:
-                earliest = deadline.at
+        now = loop.time()
+        earliest = expire_due(self.live, now)
         if self._at <= now:  # this was the earliest timer: none is set for what remains
             self._at = math.inf
         if earliest < self._at:
             self._at = earliest
             loop.call_at(earliest, self._fire)
+
+
+class Expiring(Protocol):
+    """A deadline in a table: when it passes (``at``), ``expire()`` cancels what it bounds."""
+
+    at: float
+
+    def expire(self) -> None:
+        """Cancel the block."""
+        ...
+
+
+X = TypeVar("X", bound=Expiring)
+
+
+def expire_due(live: set[X], now: float) -> float:
+    """Expire and remove every deadline of ``live`` due at ``now``; the earliest of the others (``inf``: none)."""
+    earliest = math.inf
+    for deadline in list(live):
+        if deadline.at <= now:
+            live.discard(deadline)
+            deadline.expire()
+        elif deadline.at < earliest:
+            earliest = deadline.at
+    return earliest
 
 
 class _Deadline:

@@ -22,8 +22,7 @@ from typing import Any, Protocol
 
 import trio
 
-DEADLINE_PASSED = "the deadline passed"
-"""The reason given to the scope a deadline cancels."""
+from ._deadline import DEADLINE_PASSED, expire_due
 
 
 class Enclosing(Protocol):
@@ -55,14 +54,8 @@ class _Table:
         while True:
             with trio.CancelScope(deadline=self._at) as self._sleep:
                 await trio.sleep_forever()
-            now, earliest = trio.current_time(), math.inf
-            for deadline in list(self.live):
-                if deadline.at <= now:
-                    self.live.discard(deadline)
-                    deadline.expire()
-                elif deadline.at < earliest:
-                    earliest = deadline.at
-            self._at = earliest  # entries that left meanwhile leave it early: that wake only finds nothing due
+            # Entries that left meanwhile make a wake early: it only finds nothing due.
+            self._at = expire_due(self.live, trio.current_time())
 
 
 _TABLES: trio.lowlevel.RunVar[_Table] = trio.lowlevel.RunVar("effects_deadlines")
