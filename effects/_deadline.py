@@ -9,7 +9,8 @@ deadline passes, its task is cancelled (``Task.cancel``) and leaving the block
 swallows that cancellation, exactly as a cancel scope does; a cancellation
 from anyone else (the machine cancelling the effect) still propagates. Under
 trio a deadline is trio's own cancel scope: trio interrupts a block only
-through one, and anyio's wrapper around it would only add work.
+through one, and anyio's wrapper around it would only add work (the deadline
+of an effect's last call uses the effect's own scope: ``effects._trio_deadline``).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ one per call cost a ReAct round under trio 11% (``benchmarks/runner.py``: a
 model call and three tool calls, each with its timeout). An effect run by the
 machine under trio already runs inside a scope of its own, which the machine
 cancels by key. When the timed call is the effect's last wait (nothing in its
-task waits after it: the agent's model and tool calls, see
-:func:`effects._clock.final_wait`), the deadline can cancel that scope instead:
+task waits after it: the agent's model and tool calls, marked through
+``run_until(..., final=True)``), the deadline can cancel that scope instead:
 it is an entry in a table kept per trio run, one system task sleeps until the
 earliest entry, and leaving the block swallows the deadline's cancellation, as
 a cancel scope of its own would. The effect's scope stays cancelled, so the
