@@ -4,7 +4,8 @@ Under trio a model or tool call's deadline cancels the effect's own scope
 instead of a scope of its own (its last wait: nothing in the effect waits
 after it). These runs check that it behaves as a scope of its own would: a
 call past its deadline becomes the failure the model reads and the session
-goes on; a deadline that passes after its call finished touches nothing; a
+goes on; a deadline that passes after its call finished touches nothing and
+leaves no timer running; a
 cancellation of the turn is not taken for a timeout. Deadlines here are tens
 of milliseconds of real time: the wall clock is what is under test.
 """
@@ -89,10 +90,14 @@ async def test_a_deadline_that_passes_after_its_call_finished_touches_nothing() 
         return "here"
 
     model = ScriptedModel([call_tools(("quick", {})), say("one"), call_tools(("quick", {})), say("two")])
-    async with agent_on_the_wall_clock(model, [quick], model_timeout_ms=10).running() as session:
+    # The tool returns without waiting, so its 10 ms cannot run out before it ends, however busy the machine. (A
+    # model timeout that short could: the scripted model waits once per streamed chunk.)
+    async with agent_on_the_wall_clock(model, [quick]).running() as session:
         session.send("first")
         await session.settled()
-        await anyio.sleep(0.05)  # every deadline of the first turn passes now, its calls long finished
+        await anyio.sleep(0.05)  # the first turn's tool deadlines pass now, their calls long finished
+        with anyio.fail_after(5):
+            await anyio.wait_all_tasks_blocked()  # and nothing is left running for them (no timer spinning)
         session.send("second")
         with anyio.fail_after(10):
             await session.settled()
