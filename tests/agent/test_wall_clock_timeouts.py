@@ -5,9 +5,9 @@ instead of a scope of its own (its last wait: nothing in the effect waits
 after it). These runs check that it behaves as a scope of its own would: a
 call past its deadline becomes the failure the model reads and the session
 goes on; a deadline that passes after its call finished touches nothing and
-leaves no timer running; a
-cancellation of the turn is not taken for a timeout. Deadlines here are tens
-of milliseconds of real time: the wall clock is what is under test.
+leaves no timer running; a cancellation of the turn is not taken for a
+timeout; a tool's own timed calls keep deadlines of their own. Deadlines here
+are tens of milliseconds of real time: the wall clock is what is under test.
 """
 
 from __future__ import annotations
