@@ -19,6 +19,7 @@ from ._context import (
     offered_tools,
 )
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
+from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
 from ._inputs import (
     INPUT_TAGS,
@@ -82,6 +83,9 @@ __all__ = [
     "DEFAULT_MAX_TURN_MS",
     "INPUT_KINDS",
     "INPUT_TAGS",
+    "MAX_COUNT",
+    "MAX_DURATION_MS",
+    "MAX_TIMESTAMP_MS",
     "SCHEMA_VERSION",
     "STATE_FORMAT",
     "UPCASTERS",
@@ -164,6 +168,7 @@ __all__ = [
     "phase",
     "register_guard",
     "register_rule",
+    "replace_surrogates",
     "replay",
     "state_digest",
     "state_hash",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._encodable import MAX_TIMESTAMP_MS, shown_integer, unencodable
 from .._errors import InvalidInput, Rejection
 from .._inputs import AgentInput, WorkflowActionTaken, tag_of
 from .._phase import phase
@@ -19,7 +20,8 @@ def transition(state: AgentState, inp: AgentInput) -> AgentState:
 
     Raises :class:`InvalidInput` (with a :class:`Rejection`) for an input the
     state cannot accept: wrong phase, unknown or repeated ids, time going
-    backwards, a decision on a call that needs none... Nothing is ignored.
+    backwards, a decision on a call that needs none, a value no codec can write
+    (see :func:`~agent_core.replace_surrogates`)... Nothing is ignored.
     """
     handler = HANDLERS.get(type(inp))
     if handler is None:
@@ -31,8 +33,27 @@ def transition(state: AgentState, inp: AgentInput) -> AgentState:
                 inp,
                 "time-went-backwards",
                 "monotonic-time",
-                f"timestamp {inp.timestamp} is earlier than the state's {state.timestamp}; "
+                f"timestamp {shown_integer(inp.timestamp)} is earlier than the state's {state.timestamp}; "
                 "expected a timestamp at or after it",
+            )
+        if inp.timestamp > MAX_TIMESTAMP_MS:
+            reject(
+                state,
+                inp,
+                "timestamp-range",
+                "timestamp-is-a-time",
+                f"timestamp {shown_integer(inp.timestamp)} is after the year 9999; expected milliseconds since the epoch, "
+                f"at most {MAX_TIMESTAMP_MS}",
+            )
+        problem = unencodable(inp)
+        if problem is not None:
+            reject(
+                state,
+                inp,
+                "not-encodable",
+                "encodable-values",
+                f"the input holds {problem}, which no codec can write; expected text without lone surrogates "
+                "(replace them: agent_core.replace_surrogates) and integers within 64 bits",
             )
         if not state.started and handler is not on_session_started:
             reject_phase(state, inp)

@@ -6,6 +6,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from .._encodable import MAX_COUNT
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest
 from .._rules import Judgement
 from .._state import AgentState, Turn
@@ -157,6 +158,16 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             "usage-not-negative",
             f"expected token counts of 0 or more, got input_tokens={usage.input_tokens}, "
             f"output_tokens={usage.output_tokens}",
+        )
+    if state.input_tokens + usage.input_tokens > MAX_COUNT or state.output_tokens + usage.output_tokens > MAX_COUNT:
+        # Accepted, the session's counters would pass what a 64-bit reader (and the state's hash) can hold.
+        reject(
+            state,
+            inp,
+            "usage-overflow",
+            "token-counts-in-range",
+            f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
+            f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
         )
     if isinstance(inp.observation, CompleteReAct):
         return

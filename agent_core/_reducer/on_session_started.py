@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._state import AgentState
 from .._toolset import ToolSet
@@ -43,6 +44,9 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
             "tool-names-unique",
             f"tool names must be unique; repeated: {', '.join(repeated)}",
         )
+    problems = config_problems(inp)
+    if problems:
+        reject(state, inp, "bad-config", "config-in-range", "; ".join(problems))
     check_workflow(state, inp)
     workflow = inp.config.workflow
     return replace(
@@ -55,3 +59,37 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
         timestamp=inp.timestamp,
         step=state.step + 1,
     )
+
+
+_AT_LEAST_ONE = ("max_identical_tool_calls", "llm_max_attempts")
+_COUNTS = ("initial_context_window", "context_window_step")
+_BUDGETS = ("max_model_calls", "max_tool_calls", "max_tokens")
+_DURATIONS = ("retry_base_ms", "retry_max_ms")
+
+
+def config_problems(inp: SessionStarted) -> list[str]:
+    """What is out of range in the session's limits, each as "expected ..., got ...": counts and budgets are
+    never negative, attempts and the stuck threshold at least 1, durations within :data:`MAX_DURATION_MS`, a
+    tool's ``timeout_ms`` positive."""
+    config = inp.config
+    problems: list[str] = []
+
+    def need(name: str, value: int | None, low: int, high: int, *, optional: bool = False) -> None:
+        if (value is None and optional) or (value is not None and low <= value <= high):
+            return
+        also = " or None" if optional else ""
+        wanted = f"of {low} or more" if high == MAX_COUNT else f"from {low} to {high}"
+        problems.append(f"expected {name} {wanted}{also}, got {value}")
+
+    for name in _AT_LEAST_ONE:
+        need(name, getattr(config, name), 1, MAX_COUNT)
+    for name in _COUNTS:
+        need(name, getattr(config, name), 0, MAX_COUNT)
+    for name in _BUDGETS:
+        need(name, getattr(config, name), 0, MAX_COUNT, optional=True)
+    for name in _DURATIONS:
+        need(name, getattr(config, name), 0, MAX_DURATION_MS)
+    need("max_turn_ms", config.max_turn_ms, 0, MAX_DURATION_MS, optional=True)
+    for tool in inp.tools:
+        need(f"the timeout_ms of tool {tool.name!r}", tool.timeout_ms, 1, MAX_DURATION_MS, optional=True)
+    return problems

@@ -120,11 +120,16 @@ def test_a_bug_is_one_line_asking_for_debug(
 def test_an_absurd_timestamp_in_a_store_is_shown_as_a_number_not_a_crash(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from agent_core import SessionStarted
+    import msgspec
+
+    from agent_core import SessionStarted, initial_state
 
     path = tmp_path / "ns.db"
     journal = SessionJournal(SqliteStore(path), "ns")
-    journal.append([SessionStarted(timestamp=1_767_225_600_000_000_000, session_id="ns")])
+    # The reducer refuses such a timestamp: the record stands for one another producer wrote (nanoseconds).
+    at = 1_767_225_600_000_000_000
+    state = msgspec.structs.replace(initial_state(), started=True, session_id="ns", timestamp=at, step=1)
+    journal.append([SessionStarted(timestamp=at, session_id="ns")], [state])
     journal.close()
     assert main(["sessions", str(path)]) == 0
     assert "1767225600000000000 ms (not a date)" in capsys.readouterr().out
