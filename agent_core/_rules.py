@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 import msgspec
 
 from ._codec import UNREADABLE
+from ._encodable import replace_surrogates
 
 if TYPE_CHECKING:
     from ._inputs import AgentInput
@@ -163,10 +164,14 @@ ERROR_CHARS = 300
 
 
 def _raised(kind: str, name: str, error: Exception) -> Raised:
-    text = str(error)
+    try:
+        text = str(error)
+    except Exception as unprintable:  # an error whose __str__ raises: say so instead of escaping the reducer
+        text = f"(its message could not be shown: str() raised {type(unprintable).__name__})"
     if len(text) > ERROR_CHARS:
         text = text[:ERROR_CHARS] + "..."
-    return Raised(kind, name, f"{type(error).__name__}: {text}" if text else type(error).__name__)
+    shown = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return Raised(kind, name, replace_surrogates(shown))  # it enters the state: every codec must write it
 
 
 def guard_passes(name: str, state: AgentState, trigger: AgentInput) -> bool | Raised:
@@ -208,7 +213,9 @@ def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, stat
         except Exception as error:  # a user's rule: any error becomes the session's visible outcome
             return _raised("rule", rule, error)
         if verdict.kind != "allow":
-            return Judgement(rule, verdict)
+            # The reason enters the state (the model reads it): every codec must be able to write it.
+            reason = replace_surrogates(verdict.reason)
+            return Judgement(rule, verdict if reason is verdict.reason else Verdict(kind=verdict.kind, reason=reason))
     return _ALLOWED
 
 

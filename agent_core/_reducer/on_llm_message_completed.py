@@ -12,7 +12,7 @@ from ._common import reject, require_turn
 def on_llm_message_completed(state: AgentState, inp: LlmMessageCompleted) -> AgentState:
     """Fill the streaming message with its whole content."""
     turn = require_turn(state, inp)
-    if inp.message_id != turn.streaming_message_id:
+    if not inp.message_id or inp.message_id != turn.streaming_message_id:
         streaming = turn.streaming_message_id
         expected = f"the streaming message {streaming!r}" if streaming else "no completion (no message is streaming)"
         reject(

@@ -154,3 +154,40 @@ def test_a_raising_rule_replays_to_the_same_state() -> None:
     live = fold(ac.initial_state(), *inputs)
     assert ac.replay(ac.decode_log(ac.encode_log(inputs))) == live
     assert msgspec.json.decode(ac.encode_state(live))["last_outcome"]["reason"] == "rule:test-raises-raised"
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("cannot show myself")
+
+
+@ac.register_rule("test-raises-unprintable")
+def _rule_raises_unprintable(call: ac.ProposedCall, state: ac.AgentState) -> ac.Verdict:
+    raise _Unprintable
+
+
+@ac.register_rule("test-surrogate-reason")
+def _rule_surrogate_reason(call: ac.ProposedCall, state: ac.AgentState) -> ac.Verdict:
+    if isinstance(call.arguments, dict) and call.arguments.get("raise"):
+        raise ValueError("no such file: report-\udcff.txt")
+    return ac.Verdict(kind="retry", reason="file report-\udcff.txt is not UTF-8")
+
+
+def test_a_rule_whose_error_cannot_be_printed_fails_the_turn_instead_of_escaping() -> None:
+    state = fold(in_turn(rules=("test-raises-unprintable",)), ask(at=T0 + 2, t1="act"))
+    assert state.last_outcome is not None
+    assert state.last_outcome.detail == (
+        "rule 'test-raises-unprintable' raised _Unprintable: (its message could not be shown: str() raised "
+        "RuntimeError) on tool call 't1' (act); expected a pure rule that returns; fix it (it is called again on replay)"
+    )
+    assert ac.state_hash(state)
+
+
+def test_text_a_rule_writes_into_the_state_has_its_lone_surrogates_replaced() -> None:
+    state = fold(in_turn(rules=("test-surrogate-reason",)), ask(at=T0 + 2, t1="act"))
+    assert state.tool_calls["t1"].result == ac.ToolFailure(
+        error="refused by rule 'test-surrogate-reason': file report-\ufffd.txt is not UTF-8; try a different call"
+    )
+    state = fold(in_turn(rules=("test-surrogate-reason",)), ask(at=T0 + 2, t1='act:{"raise":1}'))
+    assert state.last_outcome is not None and "no such file: report-\ufffd.txt" in state.last_outcome.detail
+    assert ac.state_hash(state)
