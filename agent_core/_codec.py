@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ._encodable import MAX_TIMESTAMP_MS
 from ._errors import DecodeError
 from ._inputs import INPUT_TAGS, SCHEMA_VERSION, AgentInput
 from ._upcast import Record, upcast
@@ -35,9 +36,6 @@ that is not UTF-8, nesting deeper than the interpreter's stack, numbers too larg
 _LONG_NUMBER = re.compile(rb"\d{20}")
 """20 digits in a row: maybe a number beyond 64 bits, which JSON carries but MessagePack (and so stores and
 state hashes) cannot; such bytes are checked precisely (see :func:`fits_64_bits`)."""
-
-MAX_TIMESTAMP_MS = 253_402_300_799_999
-"""The last millisecond of the year 9999: a log's timestamps lie between 0 and this (ms since the epoch)."""
 
 
 # --- inputs ------------------------------------------------------------------------
@@ -130,11 +128,11 @@ def decode_log(data: bytes, *, source: str = "") -> list[AgentInput]:
             inputs: list[AgentInput] = _json_input.decode_lines(data)
         except UNREADABLE:
             # Decode line by line only to name the bad record.
-            inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
+            inputs = [_decode_line(line, number, version, source) for number, line in _numbered(_lines(data))]
     else:
-        inputs = [_decode_line(line, number, version, source) for number, line in _numbered(data.splitlines())]
+        inputs = [_decode_line(line, number, version, source) for number, line in _numbered(_lines(data))]
     if _LONG_NUMBER.search(data):
-        lines = [line for _, line in _numbered(data.splitlines())]
+        lines = [line for _, line in _numbered(_lines(data))]
         for number, line, inp in zip(_line_numbers(data), lines, inputs, strict=True):
             fits_64_bits(line, inp, number, source)
     _check_times(data, inputs, source)
@@ -159,18 +157,24 @@ def _check_times(data: bytes, inputs: list[AgentInput], source: str) -> None:
 
 
 def _line_numbers(data: bytes) -> list[int]:
-    return [number for number, _ in _numbered(data.splitlines())]
+    return [number for number, _ in _numbered(_lines(data))]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    """A log's records: split at each newline only, as JSON lines are (and as msgspec's ``decode_lines`` reads
+    them). A carriage return or another line break inside a record is JSON white space, not a new record."""
+    return data.split(b"\n")
 
 
 def _first_line(data: bytes) -> bytes | None:
-    """The first non-blank line (as ``bytes.splitlines`` splits), without splitting the whole log."""
+    """The first non-blank line, without splitting the whole log."""
     start = 0
     while start < len(data):
         end = data.find(b"\n", start)
         end = len(data) if end < 0 else end
-        for line in data[start:end].splitlines():
-            if line.strip():
-                return line
+        line = data[start:end]
+        if line.strip():
+            return line
         start = end + 1
     return None
 

@@ -317,3 +317,12 @@ def test_the_schema_is_a_valid_json_schema_that_accepts_real_records() -> None:
     bad = {"type": "tool-call-completed", "timestamp": 1, "tool_call_id": "t1", "result": {"status": "success"}}
     assert not validator.is_valid(bad)
     assert not validator.is_valid({"type": "user-message-received", "timestamp": "1", "message_id": "m", "content": ""})
+
+
+def test_a_carriage_return_inside_a_record_is_white_space_not_a_new_record() -> None:
+    with_cr = HELLO.replace(b',"timestamp"', b',\r"timestamp"')
+    long_number = HELLO.replace(b'"hi"', b'"12345678901234567890"').replace(b'"m1"', b'"m2"')
+    assert len(ac.decode_log(START + with_cr + long_number)) == 3
+    bad = long_number.replace(b'"12345678901234567890"', b"1")
+    error = decode_error(START + with_cr + bad)
+    assert (error.record, error.path) == (3, "$.content")
