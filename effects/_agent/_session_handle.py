@@ -14,6 +14,7 @@ from agent_core import (
     ToolCallDenied,
     UserMessageReceived,
     phase,
+    replace_surrogates,
 )
 
 from .._machine import Machine, MachineEvent
@@ -71,7 +72,9 @@ class Session:
         """Send a user message (``user-message-received``); returns its message id.
 
         Raises ``ValueError`` for a message longer than :data:`MAX_MESSAGE_CHARS`
-        (nothing is sent): it would be stored, and sent to the model, whole.
+        (nothing is sent): it would be stored, and sent to the model, whole. Lone
+        surrogates (a file name that is not UTF-8, bytes decoded with
+        ``surrogateescape``) become U+FFFD, as in every text from outside: no log can hold them.
         """
         if len(text) > MAX_MESSAGE_CHARS:
             raise ValueError(
@@ -79,6 +82,7 @@ class Session:
                 "send a shorter message, or give the model a tool that reads the document"
             )
         message_id = self._runtime.new_message_id("user", self.machine.current())
+        text = replace_surrogates(text)
         self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
         return message_id
 
@@ -88,11 +92,14 @@ class Session:
 
     def deny(self, tool_call_id: str, reason: str = "") -> None:
         """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``."""
-        self.dispatch(ToolCallDenied(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=reason))
+        denied = ToolCallDenied(
+            timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=replace_surrogates(reason)
+        )
+        self.dispatch(denied)
 
     def cancel(self, reason: str = "") -> None:
         """Stop the current turn (``re-act-cancelled``): running tools are cancelled, open calls closed."""
-        self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=reason))
+        self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=replace_surrogates(reason)))
 
     def dispatch(self, inp: AgentInput) -> None:
         """Dispatch any input (stamp it with :meth:`now_ms` to keep timestamps in order).

@@ -20,6 +20,8 @@ import itertools
 import json
 from collections.abc import Container, Iterator, Sequence
 
+import msgspec
+
 from agent_core import (
     AgentInput,
     AgentState,
@@ -35,6 +37,7 @@ from agent_core import (
     ReActObserved,
     ToolCallRequest,
     llm_context,
+    replace_surrogates,
 )
 
 from .._clock import TIMED_OUT, run_until
@@ -94,6 +97,7 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
             raise stream.broken from None
         dispatch(_failed(ctx, error))
         return
+    reply = writable_reply(reply)
     stream.complete(reply.text)
     internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
     if internal:
@@ -123,9 +127,28 @@ def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:
         text = str(error) or type(error).__name__
         text = f"HTTP {error.status}: {text}" if error.status is not None else text
         return LlmCallFailed(
-            timestamp=ctx.stamp(), error=text, retryable=error.retryable, retry_after_ms=error.retry_after_ms
+            timestamp=ctx.stamp(),
+            error=replace_surrogates(text),
+            retryable=error.retryable,
+            retry_after_ms=error.retry_after_ms,
         )
-    return LlmCallFailed(timestamp=ctx.stamp(), error=f"{type(error).__name__}: {error}", retryable=False)
+    text = replace_surrogates(f"{type(error).__name__}: {error}")
+    return LlmCallFailed(timestamp=ctx.stamp(), error=text, retryable=False)
+
+
+def writable_reply(reply: ModelReply) -> ModelReply:
+    """``reply`` with lone surrogates in its text and tool calls replaced by U+FFFD (a JSON escape of half a
+    pair decodes to one), so that every codec can write the inputs made of it."""
+    calls = reply.tool_calls
+    if reply.text.isascii() and all(c.id.isascii() and c.name.isascii() and c.arguments.isascii() for c in calls):
+        return reply
+    repaired = tuple(
+        ModelToolCall(
+            id=replace_surrogates(c.id), name=replace_surrogates(c.name), arguments=replace_surrogates(c.arguments)
+        )
+        for c in calls
+    )
+    return msgspec.structs.replace(reply, text=replace_surrogates(reply.text), tool_calls=repaired)
 
 
 def _observation(reply: ModelReply, taken: Container[str]) -> Observation:

@@ -29,7 +29,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from agent_core import ToolFailure, ToolResult, ToolSuccess
+from agent_core import ToolFailure, ToolResult, ToolSuccess, replace_surrogates
 
 T = TypeVar("T")
 
@@ -64,6 +64,16 @@ def check_positive(limits: object, optional: tuple[str, ...], required: tuple[st
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             allowed = " or None" if name in optional else ""
             raise ValueError(f"{type(limits).__name__}: expected a positive int{allowed} for {name}, got {value!r}")
+
+
+def writable(result: ToolResult) -> ToolResult:
+    """``result`` with any lone surrogate in its text replaced by U+FFFD (a file name from ``os.listdir`` that is
+    not UTF-8, say), so that every codec can write it: see :func:`agent_core.replace_surrogates`."""
+    if isinstance(result, ToolFailure):
+        error = replace_surrogates(result.error)
+        return result if error is result.error else ToolFailure(error=error)
+    content = replace_surrogates(result.content)
+    return result if content is result.content else ToolSuccess(content=content)
 
 
 def truncated(result: ToolResult, max_chars: int) -> ToolResult:

@@ -12,7 +12,7 @@ from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
 from .._clock import TIMED_OUT, Clock, run_until, take_final
 from .._model import INTERNAL_TOOLS
 from . import _messages
-from ._limits import PerLoop, ToolLimits, truncated
+from ._limits import PerLoop, ToolLimits, truncated, writable
 from ._process import process_threads
 from ._slots import Slots
 from ._tool import Tool, tool
@@ -83,7 +83,7 @@ class Toolbox:
             result = await self._invoke(found, arguments, tool_call_id)
         else:
             result = await self._with_timeout(found, arguments, tool_call_id, clock, timeout, final)
-        return truncated(result, self.limits.max_result_chars)
+        return truncated(writable(result), self.limits.max_result_chars)
 
     async def _invoke(self, found: Tool[..., Any], arguments: str, tool_call_id: str) -> ToolResult:
         """One call; a sync tool's thread comes from this toolbox's share, then from the process's."""

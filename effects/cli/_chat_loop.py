@@ -54,8 +54,13 @@ class BackgroundSession:
         return asyncio.run_coroutine_threadsafe(work(), self._loop)
 
     def call(self, action: Callable[[], object]) -> None:
-        """Run ``action`` on the loop soon (session methods must run there)."""
-        self._loop.call_soon_threadsafe(action)
+        """Run ``action`` on the loop (session methods must run there) and wait for it; raises what it raised,
+        so a refused message is reported at the prompt instead of being lost on the loop."""
+
+        async def run() -> None:
+            action()
+
+        asyncio.run_coroutine_threadsafe(run(), self._loop).result()
 
     def close(self) -> None:
         """Leave the session (effects are cancelled, the log closed) and stop the loop."""

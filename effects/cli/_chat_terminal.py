@@ -9,6 +9,7 @@ from typing import TextIO
 from agent_core import (
     AgentState,
     ContinueReAct,
+    InvalidInput,
     LlmCallFailed,
     LlmMessageCompleted,
     ReActCancelled,
@@ -17,7 +18,7 @@ from agent_core import (
     ToolCallDenied,
     ToolFailure,
 )
-from effects import MachineEvent, Session, StateUpdated, TextDelta
+from effects import Backpressure, MachineEvent, Session, StateUpdated, TextDelta
 
 from ._chat_loop import BackgroundSession
 from ._transcript import shorten as transcript_shorten
@@ -90,7 +91,7 @@ def converse(background: BackgroundSession, session: Session) -> None:
     """Prompt, run the turn, repeat; Ctrl-C or Ctrl-D at the prompt ends it."""
     while True:
         try:
-            text = input("you> ")
+            text = input("you> ")  # a byte that is not UTF-8 arrives as a lone surrogate: Session.send repairs it
         except (EOFError, KeyboardInterrupt):
             return
         if text.strip():
@@ -103,7 +104,11 @@ def _turn(background: BackgroundSession, session: Session, text: str) -> None:
     while True:
         try:
             if not sent:
-                background.call(lambda: session.send(text))
+                try:
+                    background.call(lambda: session.send(text))
+                except (ValueError, InvalidInput, Backpressure) as refused:  # the message, not the chat, is wrong
+                    print(f"[message not sent: {refused}]")
+                    return
                 sent = True
             state = background.run(session.turn_done).result()
             if state.turn is None or not state.turn.awaiting_ids:

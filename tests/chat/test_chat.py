@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,3 +180,22 @@ def test_configured_from_the_environment_with_anthropic_and_an_mcp_server(
         .headers.get("x-api-key", server.requests[0].headers.get("authorization", ""))
         .endswith("sk-ant-test")
     )
+
+
+def test_a_byte_that_is_not_utf8_reaches_the_log_as_a_replacement_character(tmp_path: Path) -> None:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "AGENT_CORE_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "effects", "chat", "--demo", "--db", "chat.db"],
+        input=b"hi\xff there\n",
+        cwd=tmp_path,
+        env={**clean, "PYTHONUTF8": "1"},
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert b"This is a bug" not in done.stdout + done.stderr
+    store = SqliteStore(tmp_path / "chat.db", readonly=True)
+    (session_id,) = [s.session_id for s in store.sessions()]
+    state = load_state(store, session_id)
+    assert state.messages[0].content == "hi\ufffd there"
+    assert state.messages[1].role == "assistant" and state.messages[1].content
