@@ -66,7 +66,8 @@ def connect(path: str | os.PathLike[str], *, readonly: bool, synchronous: Synchr
     """
     name = os.fspath(path)
     if readonly and name != ":memory:" and not Path(name).is_file():
-        raise NotAStore(f"{name}: no such file; {_ADVICE}")
+        what = "a directory, not a file" if Path(name).is_dir() else "no such file"
+        raise NotAStore(f"{name}: {what}; {_ADVICE}")
     target = f"{Path(name).resolve().as_uri()}?mode=ro" if readonly and name != ":memory:" else name
     try:
         connection = sqlite3.connect(target, uri=readonly, isolation_level=None, check_same_thread=False)

@@ -94,7 +94,9 @@ def command(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[a
             return _fail(args, name, f"{error}; {_decode_advice(error)}", USAGE_ERROR)
         except SessionExists as error:
             return _fail(args, name, f"{error} with --as ID", USAGE_ERROR)
-        except (NotAStore, SessionNotFound, StoreError) as error:
+        except SessionNotFound as error:
+            return _fail(args, name, f"{getattr(args, 'db', '')}: {error}".removeprefix(": "), USAGE_ERROR)
+        except (NotAStore, StoreError) as error:
             return _fail(args, name, str(error), USAGE_ERROR)
         except sqlite3.DatabaseError as error:
             message = f"{args.db}: the store cannot be read ({error}); restore it from a backup or an export"
@@ -120,8 +122,11 @@ def _fail(args: argparse.Namespace, name: str, message: str, code: int) -> int:
 
 
 @contextmanager
-def opened(target: str, *, readonly: bool = True) -> Iterator[EventStore]:
-    """The store at ``target`` (a path or a URL), closed afterwards. Read-only commands never create or change it."""
+def opened(target: str, *, readonly: bool = True, create: bool = False) -> Iterator[EventStore]:
+    """The store at ``target`` (a path or a URL), closed afterwards. Read-only commands never create or change it;
+    a writable one creates a store only with ``create`` (else a missing or empty file is named, as a reader would)."""
+    if not readonly and not create:
+        open_store(target, readonly=True).close()
     store = open_store(target, readonly=readonly)
     try:
         yield store

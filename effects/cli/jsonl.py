@@ -68,7 +68,7 @@ def run_import(args: argparse.Namespace) -> int:
     except OSError as error:
         raise CommandError(f"cannot read {source}: {error.strerror}") from None
     parsed = parse_log(data, source=source)  # before the store is opened: a bad file creates nothing
-    with opened(args.db, readonly=False) as store:
+    with opened(args.db, readonly=False, create=True) as store:
         info = import_session(store, parsed, session_id=args.session_id)
     if args.json:
         print_json({"session_id": info.session_id, "inputs": info.length, "schema_version": parsed.schema_version})

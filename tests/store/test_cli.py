@@ -182,9 +182,9 @@ def test_a_file_that_is_not_a_store_is_one_line_and_left_alone(
 def test_an_unknown_session_names_the_command_to_list_them(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "inspect", str(db), "nope")
     assert code == 2
-    assert (
-        err
-        == "agent-core inspect: no session 'nope' in the store (1 sessions; list them with `agent-core sessions DB`)\n"
+    assert err == (
+        f"agent-core inspect: {db}: no session 'nope' in the store (1 sessions; list them with "
+        "`agent-core sessions DB`)\n"
     )
 
 
