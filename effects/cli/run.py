@@ -11,6 +11,7 @@ so the final state hash is the same on every run: replaying the log
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -93,14 +94,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.session and not args.db:
         print("agent-core run: --session needs --db PATH (the store that holds the session)", file=sys.stderr)
         return 2
+    try:  # opened before the session runs: an unwritable --log fails now, not after the whole session
+        log = args.log.open("wb") if args.log is not None else None
+    except OSError as error:
+        print(f"agent-core run: cannot write the log {args.log}: {error.strerror}; nothing was run", file=sys.stderr)
+        return 2
     inputs: list[AgentInput] = []
     try:
-        state = anyio.run(_session, args, stream, inputs)
+        with log if log is not None else contextlib.nullcontext():
+            state = anyio.run(_session, args, stream, inputs)
+            if log is not None:
+                log.write(encode_log(inputs))
     except StoreError as error:
         print(f"agent-core run: {error}", file=sys.stderr)
         return 2
-    if args.log is not None:
-        args.log.write_bytes(encode_log(inputs))
     stream.write(f"\nphase: {phase(state).value}\n")
     outcome = state.last_outcome
     stream.write(f"last outcome: {outcome.kind if outcome else 'none'}\n")
