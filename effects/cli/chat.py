@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import logging
 import os
 import shlex
 import sys
@@ -25,6 +26,7 @@ from agent_core import AgentConfig
 from effects import Model, Session, SystemClock, Tool, open_session, open_store
 from effects.providers import AnthropicModel, McpServer, OpenAIModel, chat_demo_model, chat_demo_tools
 
+from .._text import clip
 from ._chat_loop import BackgroundSession
 from ._chat_terminal import Printer, ask, converse, show_history
 
@@ -120,12 +122,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def resume_command(args: argparse.Namespace, session_id: str) -> str:
-    """The command line that resumes this chat with the same model and tools."""
+    """The command line that resumes this chat with the same model, tools and store."""
     words = ["agent-core", "chat", "--session", session_id]
-    flags = [("--provider", args.provider), ("--model", args.model), ("--base-url", args.base_url)]
-    flags += [("--tools", path) for path in args.tools] + [("--mcp", spec) for spec in args.mcp]
-    flags += [("--db", args.db if args.db != DEFAULT_DB else None)]
-    words += ["--demo"] if args.demo else [word for flag, value in flags if value for word in (flag, value)]
+    if args.demo:  # the demo's model and tools come with --demo
+        words.append("--demo")
+    else:
+        flags = [("--provider", args.provider), ("--model", args.model), ("--base-url", args.base_url)]
+        flags += [("--tools", path) for path in args.tools] + [("--mcp", spec) for spec in args.mcp]
+        words += [word for flag, value in flags if value for word in (flag, value)]
+    if args.db != DEFAULT_DB:
+        words += ["--db", args.db]
     return shlex.join(words)
 
 
@@ -158,6 +164,24 @@ def load_tools(path: str) -> list[Tool[..., Any]]:
     return found
 
 
+class _McpLogLine(logging.Handler):
+    """What the MCP SDK logs about a server (a line on the server's stdout that is not a protocol message, say) as
+    one line on stderr, without its traceback: the server's doing, not a failure of the chat."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f": {clip(str(record.exc_info[1]), 200)}"
+        print(f"[MCP server: {text}]", file=sys.stderr)
+
+
+def _mcp_logs_as_lines() -> None:
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, _McpLogLine) for handler in logger.handlers):
+        logger.addHandler(_McpLogLine(logging.WARNING))
+        logger.propagate = False
+
+
 def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]], session_id: str) -> Callable[[], Any]:
     @asynccontextmanager
     async def opened() -> AsyncIterator[Session]:
@@ -165,6 +189,8 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
             if hasattr(model, "__aenter__"):
                 await stack.enter_async_context(model)  # type: ignore[arg-type]
             all_tools = list(tools)
+            if args.mcp:
+                _mcp_logs_as_lines()
             for spec in args.mcp:
                 where = {"url": spec} if spec.startswith(("http://", "https://")) else {"command": shlex.split(spec)}
                 server = await stack.enter_async_context(McpServer(**where))

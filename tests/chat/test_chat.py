@@ -182,7 +182,7 @@ def test_configured_from_the_environment_with_anthropic_and_an_mcp_server(
     )
 
 
-def test_a_byte_that_is_not_utf8_reaches_the_log_as_a_replacement_character(tmp_path: Path) -> None:
+def test_a_byte_that_is_not_utf8_reaches_the_log_as_a_replacement_character_and_the_hint_names_the_store(tmp_path: Path) -> None:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "AGENT_CORE_"))}
     done = subprocess.run(
         [sys.executable, "-m", "effects", "chat", "--demo", "--db", "chat.db"],
@@ -199,3 +199,4 @@ def test_a_byte_that_is_not_utf8_reaches_the_log_as_a_replacement_character(tmp_
     state = load_state(store, session_id)
     assert state.messages[0].content == "hi\ufffd there"
     assert state.messages[1].role == "assistant" and state.messages[1].content
+    assert f"Resume with: agent-core chat --session {session_id} --demo --db chat.db" in done.stdout.decode()
