@@ -119,6 +119,7 @@ class ReplayDiverged(StoreError):
         actual: str,
         *,
         written_by: int | None = None,
+        rejection_code: str = "",
     ) -> None:
         self.session_id = session_id
         self.record = record
@@ -127,10 +128,16 @@ class ReplayDiverged(StoreError):
         self.expected = expected
         self.actual = actual
         self.written_by = written_by
+        self.rejection_code = rejection_code
         super().__init__(
             f"session {session_id!r} diverges at record {record} ({input_type}): "
             f"the log recorded {kind} {expected}, the reducer now gives {actual}; {self.advice}"
         )
+
+    @property
+    def unregistered(self) -> bool:
+        """The log is intact, but names rules or guards this process has not registered."""
+        return self.rejection_code in UNREGISTERED
 
     @property
     def advice(self) -> str:
@@ -142,7 +149,11 @@ class ReplayDiverged(StoreError):
                 f"(agent-core export DB {self.session_id} -o FILE) and import it into a new store "
                 "(agent-core import NEW_DB FILE), which records this release's hashes"
             )
-        advice = "the reducer's behaviour changed: keep the old release for this log, or fork it before this record"
+        if self.unregistered:
+            return UNREGISTERED_ADVICE
+        advice = "the reducer's behaviour changed: keep the old release for this log"
+        if self.record > 1:
+            advice += ", or fork it before this record"
         if self.kind in ("turn digest", "state hash"):
             advice += (
                 "; if an older release wrote this store, export the session (agent-core export) and import it "
@@ -153,4 +164,14 @@ class ReplayDiverged(StoreError):
     def written_by_format(self, state_format: int) -> ReplayDiverged:
         """This divergence, in a store an older release (of state format ``state_format``) wrote."""
         fields = (self.session_id, self.record, self.input_type, self.kind, self.expected, self.actual)
-        return ReplayDiverged(*fields, written_by=state_format)
+        return ReplayDiverged(*fields, written_by=state_format, rejection_code=self.rejection_code)
+
+
+UNREGISTERED = frozenset({"unknown-rule", "unknown-guard"})
+"""Rejection codes of a ``session-started`` naming rules or guards this process has not registered."""
+
+UNREGISTERED_ADVICE = (
+    "the log is intact, but this process has not registered the rules or guards the session names: "
+    "import the module that registers them first (agent-core --import MODULE ..., or an entry point in the "
+    "group agent_core.extensions; in Python, import it before opening the session)"
+)

@@ -108,8 +108,15 @@ def _apply(session_id: str, record: StoredInput, inp: AgentInput, state: AgentSt
     try:
         return transition(state, inp)
     except InvalidInput as error:
+        rejection = error.rejection
         raise ReplayDiverged(
-            session_id, record.seq, tag_of(inp), "acceptance", "accepted", f"rejected ({error.rejection})"
+            session_id,
+            record.seq,
+            tag_of(inp),
+            "acceptance",
+            "accepted",
+            f"rejected ({rejection})",
+            rejection_code=rejection.code,
         ) from None
 
 

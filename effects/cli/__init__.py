@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from ._extensions import IMPORT_HELP, load_extensions
 from ._guard import guarded
+from ._logs import USAGE_ERROR, CommandError
 
 # Subcommand modules, in the order ``--help`` lists them. Each defines
 # ``register(subparsers)`` which adds its parser and sets ``func`` (returns the exit code).
@@ -37,11 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
         "An agent is a pure state machine over a log of inputs; every command here works on that log.",
     )
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE", help=IMPORT_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"effects.cli.{name}").register(subparsers)
-    for command in subparsers.choices.values():  # also accepted after the command's name
-        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+    for sub in subparsers.choices.values():  # also accepted after the command's name
+        sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
+        sub.add_argument(
+            "--import", dest="more_imports", action="append", default=[], metavar="MODULE", help=IMPORT_HELP
+        )
     return parser
 
 
@@ -59,7 +65,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return guarded(args.command, args.func, args)
+    modules = [*args.imports, *getattr(args, "more_imports", [])]
+    return guarded(args.command, _with_extensions(modules, args.func), args)
+
+
+def _with_extensions(
+    modules: list[str], run: Callable[[argparse.Namespace], int]
+) -> Callable[[argparse.Namespace], int]:
+    """``run``, after the user's rules and guards are loaded (see ``_extensions``)."""
+
+    def loaded(args: argparse.Namespace) -> int:
+        try:
+            load_extensions(modules)
+        except CommandError as error:
+            print(f"agent-core {args.command}: {error}", file=sys.stderr)
+            return USAGE_ERROR
+        return run(args)
+
+    return loaded
 
 
 if __name__ == "__main__":

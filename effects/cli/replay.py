@@ -98,7 +98,7 @@ def _snapshot(args: argparse.Namespace, report: ReplayReport) -> int:
 
 def _diverged(args: argparse.Namespace, error: ReplayDiverged) -> None:
     if args.json:
-        fields = ("record", "input_type", "kind", "expected", "actual", "written_by")
+        fields = ("record", "input_type", "kind", "expected", "actual", "written_by", "rejection_code")
         print_json({"session_id": error.session_id, "ok": False, "divergence": {f: getattr(error, f) for f in fields}})
         return
     print(f"session {error.session_id}: DIVERGED at record {error.record} ({error.input_type})")
@@ -110,6 +110,12 @@ def _diverged(args: argparse.Namespace, error: ReplayDiverged) -> None:
         print("differently: export the session and import it into a new store, which records this release's:")
         print(f"  agent-core export {args.db} {error.session_id} -o {error.session_id}.jsonl")
         print(f"  agent-core import NEW_DB {error.session_id}.jsonl")
+        return
+    if error.unregistered:
+        print(f"{error.advice[0].upper()}{error.advice[1:]}.")
+        return
+    if error.record == 1:
+        print("The reducer now behaves differently on this log: keep the release that wrote it.")
         return
     print("The reducer now behaves differently on this log: keep the release that wrote it, or fork the session")
     print(f"before this record (agent-core fork {args.db} {error.session_id} --at {error.record - 1}).")
