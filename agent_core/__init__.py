@@ -76,6 +76,7 @@ from ._workflow import (
     WorkflowTransition,
     transition_table,
     workflow_mermaid,
+    workflow_problems,
 )
 
 __all__ = [
@@ -178,4 +179,5 @@ __all__ = [
     "upcaster",
     "valid_inputs",
     "workflow_mermaid",
+    "workflow_problems",
 ]

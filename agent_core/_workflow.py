@@ -18,6 +18,7 @@ wins. Guards are pure predicates registered by name in code
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 
 import msgspec
 
@@ -107,6 +108,38 @@ class WorkflowMove(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_def
     guard: str = ""
     tool_call_id: str = ""
     at: int = 0
+
+
+def workflow_problems(workflow: Workflow, tools: Collection[str] | None = None) -> list[str]:
+    """What makes ``session-started`` refuse ``workflow``, each problem in a sentence; empty when it holds together.
+
+    ``tools`` are the tool names the session declares; ``None`` skips the checks that need them (a workflow
+    read from a file of its own). Whether its guards are registered is not checked here.
+    """
+    names = workflow.names
+    problems: list[str] = []
+    if len(set(names)) != len(names) or not names:
+        problems.append(f"expected at least one state and unique state names, got: {', '.join(names) or 'none'}")
+    if workflow.initial not in names:
+        problems.append(f"initial state {workflow.initial!r} is not declared; declared: {', '.join(names)}")
+    for ws in workflow.states:
+        for tool in (*ws.tools, *ws.approval):
+            if tools is not None and tool not in tools:
+                problems.append(f"state {ws.name!r} names tool {tool!r}, which session-started does not declare")
+        problems.extend(
+            f"state {ws.name!r} asks approval for {tool!r}, which it does not offer"
+            for tool in ws.approval
+            if tool not in ws.tools
+        )
+    for t in workflow.transitions:
+        for end in (t.source, t.target):
+            if end not in names:
+                problems.append(f"transition {t.source!r} -> {t.target!r} names undeclared state {end!r}")
+        if bool(t.tool) == bool(t.action):
+            problems.append(f"transition {t.source!r} -> {t.target!r} must name exactly one of tool and action")
+        elif t.tool and tools is not None and t.tool not in tools:
+            problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
+    return problems
 
 
 def transition_table(workflow: Workflow) -> tuple[WorkflowTransition, ...]:

@@ -18,7 +18,7 @@ from .._inputs import (
 )
 from .._rules import Judgement, Raised, guard_passes, judge, unregistered
 from .._state import AgentState, ToolCallStatus
-from .._workflow import Workflow, WorkflowMove, WorkflowState, WorkflowTransition, candidates
+from .._workflow import Workflow, WorkflowMove, WorkflowState, WorkflowTransition, candidates, workflow_problems
 from ._common import reject
 from ._turns import end_turn
 
@@ -31,30 +31,7 @@ def check_workflow(state: AgentState, inp: SessionStarted) -> None:
     workflow = inp.config.workflow
     if workflow is None:
         return
-    names = workflow.names
-    problems: list[str] = []
-    if len(set(names)) != len(names) or not names:
-        problems.append(f"expected at least one state and unique state names, got: {', '.join(names) or 'none'}")
-    if workflow.initial not in names:
-        problems.append(f"initial state {workflow.initial!r} is not declared; declared: {', '.join(names)}")
-    declared = {tool.name for tool in inp.tools}
-    for ws in workflow.states:
-        for tool in (*ws.tools, *ws.approval):
-            if tool not in declared:
-                problems.append(f"state {ws.name!r} names tool {tool!r}, which session-started does not declare")
-        problems.extend(
-            f"state {ws.name!r} asks approval for {tool!r}, which it does not offer"
-            for tool in ws.approval
-            if tool not in ws.tools
-        )
-    for t in workflow.transitions:
-        for end in (t.source, t.target):
-            if end not in names:
-                problems.append(f"transition {t.source!r} -> {t.target!r} names undeclared state {end!r}")
-        if bool(t.tool) == bool(t.action):
-            problems.append(f"transition {t.source!r} -> {t.target!r} must name exactly one of tool and action")
-        elif t.tool and t.tool not in declared:
-            problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
+    problems = workflow_problems(workflow, frozenset(tool.name for tool in inp.tools))
     if problems:
         reject(state, inp, "invalid-workflow", "workflow-consistent", "; ".join(problems) + "; fix the workflow")
     unknown = unregistered("guard", (t.guard for t in workflow.transitions), "the session's workflow", _STARTING)

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from agent_core import SessionStarted, Workflow, decode_log, transition_table, workflow_mermaid
+from agent_core import SessionStarted, Workflow, decode_log, transition_table, workflow_mermaid, workflow_problems
 
 from .._store import load_state
 from ._logs import CommandError, command, opened, print_json, table
@@ -41,8 +41,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the workflow of SOURCE (and SESSION)."""
-    workflow = _load(args)
+    """Print the workflow of SOURCE (and SESSION), once it is one a session would accept."""
+    workflow, tools = _load(args)
+    problems = workflow_problems(workflow, tools)
+    if problems:
+        raise CommandError(
+            f"{args.source}: a session would refuse this workflow: {'; '.join(problems)}; fix the workflow"
+        )
     if args.mermaid:
         print(workflow_mermaid(workflow), end="")
     elif args.json:
@@ -52,11 +57,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(args: argparse.Namespace) -> Workflow:
+def _load(args: argparse.Namespace) -> tuple[Workflow, frozenset[str] | None]:
+    """The workflow, and the tools its session declares (``None`` for a workflow file of its own)."""
     if args.session is not None:
         with opened(args.source) as store:
-            workflow = load_state(store, args.session, 1).config.workflow
-        return _declared(workflow, f"session {args.session!r}")
+            state = load_state(store, args.session, 1)
+        return _declared(state.config.workflow, f"session {args.session!r}"), frozenset(state.tools.keys())
     path = Path(args.source)
     try:
         data = path.read_bytes()
@@ -66,13 +72,15 @@ def _load(args: argparse.Namespace) -> Workflow:
         ) from None
     if path.suffix == ".json":
         try:
-            return _workflow_json.decode(data)
+            return _workflow_json.decode(data), None
         except (msgspec.DecodeError, msgspec.ValidationError) as error:
             raise CommandError(
                 f"{path}: expected one workflow object (states, initial, transitions), got: {error}"
             ) from None
     start = decode_log(data.split(b"\n", 1)[0] + b"\n", source=str(path))[0]
-    return _declared(start.config.workflow if isinstance(start, SessionStarted) else None, str(path))
+    if not isinstance(start, SessionStarted):
+        raise CommandError(f"{path}: expected a log that starts with session-started")
+    return _declared(start.config.workflow, str(path)), frozenset(tool.name for tool in start.tools)
 
 
 def _declared(workflow: Workflow | None, where: str) -> Workflow:
@@ -96,8 +104,6 @@ def _text(workflow: Workflow) -> str:
             for s in workflow.states
         ],
     )
-    moves = [
-        (t.source, t.trigger, t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)
-    ]
+    moves = [(t.source, t.trigger, t.guard or "-", str(t.priority), t.target) for t in transition_table(workflow)]
     transitions = table(("FROM", "TRIGGER", "GUARD", "PRIORITY", "TO"), moves) if moves else "no transitions"
     return f"{states}\n\n{transitions}"

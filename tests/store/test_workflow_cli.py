@@ -105,3 +105,19 @@ def test_a_bad_workflow_file_says_what_was_expected(tmp_path: Path, capsys: pyte
         f"agent-core workflow: {path}: expected one workflow object (states, initial, transitions), "
         "got: Object missing required field `initial`"
     )
+
+
+def test_a_workflow_a_session_would_refuse_is_not_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.json"
+    path.write_text(
+        '{"states": [{"name": "plan", "approval": ["write"]}], "initial": "build",'
+        ' "transitions": [{"source": "plan", "target": "done", "tool": "read"}]}'
+    )
+    assert main(["workflow", str(path), "--mermaid"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"agent-core workflow: {path}: a session would refuse this workflow: initial state 'build' is not declared; "
+        "declared: plan; state 'plan' asks approval for 'write', which it does not offer; transition 'plan' -> "
+        "'done' names undeclared state 'done'; fix the workflow\n"
+    )
