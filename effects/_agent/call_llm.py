@@ -17,7 +17,6 @@ clock) is a bug and propagates.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Container, Iterator, Sequence
 
 import msgspec
@@ -40,6 +39,7 @@ from agent_core import (
     replace_surrogates,
 )
 
+from .._arguments import arguments_object
 from .._clock import TIMED_OUT, run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
@@ -195,9 +195,6 @@ def _internal_input(ctx: EffectContext, first: ModelToolCall, state: AgentState)
 
 
 def _requested_ids(arguments: str) -> list[str]:
-    try:
-        parsed = json.loads(arguments or "{}")
-    except ValueError:
-        return []
+    parsed = arguments_object(arguments)
     ids = parsed.get("tool_call_ids") if isinstance(parsed, dict) else None
     return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []

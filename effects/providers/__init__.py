@@ -9,12 +9,13 @@ testing them offline is in :mod:`effects.testing`.
 from ._extras import MissingExtra
 from .anthropic import AnthropicModel
 from .demo import chat_demo_model, chat_demo_tools
-from .mcp import McpServer, McpTool
+from .mcp import McpServer, McpServerError, McpTool
 from .openai import OpenAIModel
 
 __all__ = [
     "AnthropicModel",
     "McpServer",
+    "McpServerError",
     "McpTool",
     "MissingExtra",
     "OpenAIModel",

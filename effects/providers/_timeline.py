@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 from agent_core import ContextEntry, ContextMessage, ContextToolCall, ContextToolCalls, ContextToolResult
 
+from .._arguments import arguments_object as parsed_arguments
+
 MISSING_RESULT = "No result: the call did not finish."
 
 
@@ -54,11 +56,9 @@ def _with_results(group: AssistantCalls, results: dict[str, ContextToolResult]) 
 
 
 def arguments_object(parameters: str) -> dict[str, object]:
-    """A call's JSON arguments as an object (APIs that want an object get ``{}`` for anything else)."""
-    try:
-        value = json.loads(parameters or "{}")
-    except ValueError:
-        return {}
+    """A call's JSON arguments as an object (APIs that want an object get ``{}`` for anything else: text that
+    is not JSON, or nested too deeply to be sent, so that a request stays buildable)."""
+    value = parsed_arguments(parameters)
     return value if isinstance(value, dict) else {}
 
 

@@ -19,11 +19,24 @@ from typing import IO, TYPE_CHECKING, Any
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
 
+from .._arguments import arguments_object
+from .._text import clip
 from .._tools import Tool
 from ._extras import require
 
 if TYPE_CHECKING:
     import anyio
+
+
+MAX_TOOL_PAGES = 100
+"""The most pages of ``tools/list`` read from one server before it is refused (a server paging forever)."""
+
+MAX_TOOLS = 1_000
+"""The most tools taken from one server."""
+
+
+class McpServerError(Exception):
+    """An MCP server misbehaved while starting: listing its tools never ended, or listed too many."""
 
 
 class McpServer:
@@ -68,10 +81,13 @@ class McpServer:
         return f"McpServer({self.label!r}, tools={list(self._names)})"
 
     async def __aenter__(self) -> McpServer:
-        async with AsyncExitStack() as stack:
-            self._client = await stack.enter_async_context(self._mcp.Client(self._transport()))
-            self.definitions = await self._list_tools()
-            self._stack = stack.pop_all()
+        try:
+            async with AsyncExitStack() as stack:
+                self._client = await stack.enter_async_context(self._mcp.Client(self._transport()))
+                self.definitions = await self._list_tools()
+                self._stack = stack.pop_all()
+        except BaseExceptionGroup as group:  # the SDK's task group wraps a failure of ours in a group of one
+            raise _single(group) from None
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -87,14 +103,31 @@ class McpServer:
         return self._mcp.stdio_client(params, errlog=self._errlog or sys.stderr)
 
     async def _list_tools(self) -> tuple[ToolDefinition, ...]:
+        """Every page of ``tools/list``, at most :data:`MAX_TOOL_PAGES` pages and :data:`MAX_TOOLS` tools."""
         found: list[ToolDefinition] = []
         cursor: str | None = None
-        while True:
+        seen: set[str] = set()
+        for _ in range(MAX_TOOL_PAGES):
             page = await self._client.list_tools(cursor=cursor)
             found.extend(self._definition(tool) for tool in page.tools)
             cursor = page.next_cursor
             if cursor is None:
                 return tuple(found)
+            if cursor in seen:
+                raise McpServerError(
+                    f"MCP server {self.label!r} listed its tools in a loop: tools/list gave the cursor "
+                    f"{clip(cursor, 60)!r} twice; expected each page to lead to a new one and the last to none"
+                )
+            if len(found) > MAX_TOOLS:
+                raise McpServerError(
+                    f"MCP server {self.label!r} lists more than {MAX_TOOLS} tools; expected at most {MAX_TOOLS} "
+                    "(a model cannot choose among more)"
+                )
+            seen.add(cursor)
+        raise McpServerError(
+            f"MCP server {self.label!r} returned a next page of tools {MAX_TOOL_PAGES} times; expected the last "
+            "page (no nextCursor) sooner"
+        )
 
     def _definition(self, tool: Any) -> ToolDefinition:
         name = self._prefix + tool.name
@@ -126,14 +159,9 @@ class McpServer:
         if remote is None:
             listed = ", ".join(self._names) or "none"
             return ToolFailure(error=f"tool {name!r} is not served by MCP server {self.label!r}; its tools: {listed}")
-        try:
-            parsed = json.loads(arguments or "{}")
-        except ValueError as error:
-            return ToolFailure(
-                error=f"tool {name!r}: expected the arguments as a JSON object, got invalid JSON ({error})"
-            )
-        if not isinstance(parsed, dict):
-            return ToolFailure(error=f"tool {name!r}: expected the arguments as a JSON object, got {arguments}")
+        parsed = arguments_object(arguments)
+        if isinstance(parsed, str):
+            return ToolFailure(error=f"tool {name!r}: {parsed}; call it again with a JSON object of arguments")
         try:
             result = await self._client.call_tool(remote, parsed)
         except Exception as error:  # JSON-RPC errors and dead servers alike: the model reads what happened
@@ -146,6 +174,14 @@ class McpServer:
             if result.is_error
             else ToolSuccess(content=text)
         )
+
+
+def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one exception inside nested groups of one, or the group itself when it holds several."""
+    found: BaseException = group
+    while isinstance(found, BaseExceptionGroup) and len(found.exceptions) == 1:
+        found = found.exceptions[0]
+    return found
 
 
 def result_text(result: Any) -> str:

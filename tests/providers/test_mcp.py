@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_core import AgentConfig, ContextToolResult, LlmContext, ToolFailure
+from agent_core import AgentConfig, ContextToolResult, LlmContext, ToolFailure, ToolSuccess
 from effects import Agent, ModelReply
-from effects.providers import McpServer, MissingExtra
+from effects.providers import McpServer, McpServerError, MissingExtra
 from effects.testing import ScriptedModel, call_tools, say
 
 pytestmark = pytest.mark.anyio
@@ -116,3 +116,55 @@ async def test_a_streamable_http_server_works_the_same() -> None:
         finally:
             process.terminate()
     assert result == ToolFailure(error=f"tool 'protocol_error' failed on MCP server {url!r}: the backend is down")
+
+
+ODD_SERVER = [sys.executable, str(Path(__file__).with_name("mcp_odd_server.py"))]
+
+
+@pytest.mark.slow  # starts MCP server processes
+async def test_a_server_that_pages_its_tools_forever_or_in_a_loop_is_refused_at_start() -> None:
+    endless = " ".join([*ODD_SERVER, "endless"])
+    with pytest.raises(McpServerError) as error:
+        async with McpServer([*ODD_SERVER, "endless"]):
+            pass
+    assert str(error.value) == (
+        f"MCP server {endless!r} returned a next page of tools 100 times; expected the last page (no nextCursor) "
+        "sooner"
+    )
+    looping = " ".join([*ODD_SERVER, "looping"])
+    with pytest.raises(McpServerError) as error:
+        async with McpServer([*ODD_SERVER, "looping"]):
+            pass
+    assert str(error.value) == (
+        f"MCP server {looping!r} listed its tools in a loop: tools/list gave the cursor 'again' twice; expected "
+        "each page to lead to a new one and the last to none"
+    )
+
+
+@pytest.mark.slow  # starts an MCP server process
+async def test_arguments_nested_too_deeply_are_a_failure_the_model_reads() -> None:
+    async with McpServer([*ODD_SERVER, "chatty"], errlog=subprocess.DEVNULL) as server:  # type: ignore[arg-type]
+        deep = await server.call("echo", '{"text": ' + "[" * 50_000 + "]" * 50_000 + "}")
+        fine = await server.call("echo", '{"text": "hi"}')
+    assert deep == ToolFailure(
+        error="tool 'echo': the arguments are nested deeper than 100 levels; call it again with a JSON object of "
+        "arguments"
+    )
+    assert fine == ToolSuccess(content="hi")
+
+
+@pytest.mark.slow  # starts the command line and an MCP server process
+def test_a_chatty_server_s_stray_output_is_one_line_in_the_chat_not_a_traceback(tmp_path: Path) -> None:
+    server = " ".join([*ODD_SERVER, "chatty"])
+    done = subprocess.run(
+        [sys.executable, "-m", "effects", "chat", "--demo", "--mcp", server, "--db", "c.db"],
+        input="hi\n",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "[MCP server: Failed to parse JSONRPC message from server: " in done.stderr
+    assert "hello from a chatty serv" in done.stderr
