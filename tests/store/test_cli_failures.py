@@ -133,3 +133,41 @@ def test_an_absurd_timestamp_in_a_store_is_shown_as_a_number_not_a_crash(
     journal.close()
     assert main(["sessions", str(path)]) == 0
     assert "1767225600000000000 ms (not a date)" in capsys.readouterr().out
+
+
+ADVICE = "expected a store written by `agent-core run --db` or `agent-core import`"
+
+
+def test_fork_from_a_missing_or_empty_file_names_it_and_creates_nothing(
+    tmp_path: Path, db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing, empty = tmp_path / "missing.db", tmp_path / "empty.db"
+    empty.touch()
+    assert main(["fork", str(missing), "s1", "--at", "1"]) == 2
+    assert capsys.readouterr().err == f"agent-core fork: {missing}: no such file; {ADVICE}\n"
+    assert not missing.exists()
+    assert main(["fork", str(empty), "s1", "--at", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"agent-core fork: {empty}: an empty SQLite database, not an agent-core store; {ADVICE}\n"
+    )
+    assert empty.stat().st_size == 0
+    assert main(["fork", str(db), "nope", "--at", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"agent-core fork: {db}: no session 'nope' in the store (1 sessions; list them with `agent-core sessions DB`)\n"
+    )
+
+
+def test_a_directory_is_said_to_be_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"agent-core sessions: {tmp_path}: a directory, not a file; {ADVICE}\n"
+
+
+def test_run_with_an_unwritable_log_fails_before_the_session_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").touch()
+    target = tmp_path / "file" / "demo.jsonl"  # under a file: no one can write there, root included
+    assert main(["run", "--log", str(target)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"agent-core run: cannot write the log {target}: Not a directory; nothing was run\n"
