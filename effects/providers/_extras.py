@@ -5,9 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-
-class MissingExtra(ImportError):
-    """An optional dependency of agent-core is not installed; the message names the extra that installs it."""
+from .._extras import MissingExtra
 
 
 def require(module: str, *, extra: str, user: str) -> ModuleType:
