@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .._extras import MissingExtra
+from .._extras import MissingExtra, missing
 
 
 def require(module: str, *, extra: str, user: str) -> ModuleType:
@@ -13,10 +13,7 @@ def require(module: str, *, extra: str, user: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as error:
-        raise MissingExtra(
-            f"{user} needs the '{module}' package, which is not installed "
-            f"(import failed: {error}). Install the extra: pip install 'agent-core[{extra}]'"
-        ) from None
+        raise missing(user, extra, error) from None
 
 
 def http_library(sdk: ModuleType) -> ModuleType:

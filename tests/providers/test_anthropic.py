@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from install_hint import editable_install
 
 from agent_core import Usage
 from effects import ModelReply, ModelToolCall
@@ -120,9 +121,9 @@ def test_without_the_extra_construction_names_it(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(MissingExtra) as info:
         AnthropicModel("claude-test", api_key=KEY)
     assert str(info.value) == (
-        "AnthropicModel needs the 'anthropic' package, which is not installed "
-        "(import failed: import of anthropic halted; None in sys.modules). "
-        "Install the extra: pip install 'agent-core[anthropic]'"
+        "AnthropicModel needs the 'anthropic' extra of agent-core, which is not installed "
+        "(import failed: import of anthropic halted; None in sys.modules); "
+        f"install it with: {editable_install('anthropic')}"
     )
 
 

@@ -7,6 +7,7 @@ import sys
 import anyio
 import msgspec
 import pytest
+from install_hint import editable_install
 
 from agent_core import LlmContext
 from effects import ModelReply, ModelToolCall, TextSink
@@ -195,7 +196,7 @@ def test_without_the_extra_construction_names_it(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(MissingExtra) as info:
         OpenAIModel("gpt-test", api_key="sk-test")
     assert str(info.value) == (
-        "OpenAIModel needs the 'openai' package, which is not installed "
-        "(import failed: import of openai halted; None in sys.modules). "
-        "Install the extra: pip install 'agent-core[openai]'"
+        "OpenAIModel needs the 'openai' extra of agent-core, which is not installed "
+        "(import failed: import of openai halted; None in sys.modules); "
+        f"install it with: {editable_install('openai')}"
     )
