@@ -1,31 +1,42 @@
 """The viewer's ASGI app (Starlette): the page, its assets, and a small JSON API over one store.
 
-Needs the ``ui`` extra (``pip install 'agent-core[ui]'``). Serve it on
-loopback only (``agent-core ui DB``): it can write decisions into the log.
+Needs the ``ui`` extra. Serve it on loopback only (``agent-core ui DB``): it
+can write decisions into the log, and it answers only requests addressed to a
+loopback name (see ``_checks``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from .._extras import missing
 from .._store import EventStore
 
 
-def create_app(store: EventStore) -> Any:
+def create_app(store: EventStore, *, hosts: Iterable[str] = ()) -> Any:
     """A Starlette app showing the sessions of ``store`` (which stays open; close it after the server stops).
 
     Routes: ``/`` (the page), ``/api/sessions``, ``/api/sessions/{id}`` (the
     view), ``.../head``, ``.../records/{seq}``, ``.../verify``, and ``POST``
-    ``.../decisions`` (``{"tool_call_id", "approve", "reason"}``) and ``.../fork`` (``{"at"}``).
+    ``.../decisions`` (``{"tool_call_id", "approve", "reason"}``, ``approve`` a
+    JSON boolean) and ``.../fork`` (``{"at"}``, a JSON integer). Every request
+    must carry a loopback ``Host`` (``127.0.0.0/8``, ``[::1]``, ``localhost``)
+    or one of ``hosts`` (the address the app is served on, if another);
+    anything else gets ``403``. Every refusal is JSON ``{"error": message}``
+    with a 4xx status (``503`` when the store is unavailable).
     """
     try:
         from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
+        from starlette.middleware import Middleware
         from starlette.routing import Route
 
-        from ._api import Api
+        from ._api import Api, not_routed
+        from ._checks import Gate
     except ImportError:
-        raise ImportError("the session viewer needs Starlette and uvicorn: pip install 'agent-core[ui]'") from None
-    api = Api(store)
+        raise missing("the session viewer", "ui") from None
+    api = Api(store, hosts)
     routes = [
         Route("/", api.page),
         Route("/assets/{name}", api.page),
@@ -37,4 +48,8 @@ def create_app(store: EventStore) -> Any:
         Route("/api/sessions/{sid}/decisions", api.decision, methods=["POST"]),
         Route("/api/sessions/{sid}/fork", api.fork, methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(Gate, hosts=hosts)],
+        exception_handlers={HTTPException: not_routed},
+    )

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import socket
 import sys
 from typing import Any
 
+from .._extras import install_command
 from .._store import open_store
 from .._ui import create_app
 from ._logs import STORE_HELP, CommandError, add_dsn, command, opened
@@ -48,17 +51,45 @@ def run(args: argparse.Namespace) -> int:
             f"--host must be a loopback address (127.0.0.1, ::1, localhost), got {args.host!r}: "
             "the viewer can write decisions into the log and has no login"
         )
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port expects a port number from 0 to 65535 (0 picks a free one), got {args.port}")
     try:
         import uvicorn
     except ImportError:
-        raise CommandError("the viewer needs uvicorn and Starlette: pip install 'agent-core[ui]'") from None
+        raise CommandError(
+            f"the viewer needs the 'ui' extra (Starlette and uvicorn), which is not installed; "
+            f"install it with: {install_command('ui')}"
+        ) from None
     with opened(args.db):  # a missing file or another kind of file is refused before anything is created
         pass
-    store = open_store(args.db, readonly=False)
-    try:
-        app = create_app(store)
-        print(f"agent-core ui: serving {args.db} on http://{args.host}:{args.port}/ (Ctrl-C stops)", file=sys.stderr)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    finally:
-        store.close()
+    with listening(args.host, args.port) as sock:
+        store = open_store(args.db, readonly=False)
+        try:
+            app = create_app(store, hosts=[args.host])
+            port = sock.getsockname()[1]
+            where = f"[{args.host}]" if ":" in args.host else args.host
+            print(f"agent-core ui: serving {args.db} on http://{where}:{port}/ (Ctrl-C stops)", file=sys.stderr)
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            server.run(sockets=[sock])
+        finally:
+            store.close()
     return 0
+
+
+def listening(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (as uvicorn would bind it), or a one-line error: a busy port is said
+    before anything claims to serve."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise CommandError(
+                f"port {port} on {host} is in use (another viewer or program listens there); "
+                "choose another with --port N, or --port 0 for a free one"
+            ) from None
+        raise CommandError(f"cannot listen on {host}:{port} ({error.strerror or error})") from None
+    sock.listen()  # from here connections wait in the backlog until the server takes them
+    return sock

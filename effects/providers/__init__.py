@@ -6,7 +6,7 @@ the extra to install when one is absent. A scripted provider server for
 testing them offline is in :mod:`effects.testing`.
 """
 
-from ._extras import MissingExtra
+from .._extras import MissingExtra
 from .anthropic import AnthropicModel
 from .demo import chat_demo_model, chat_demo_tools
 from .mcp import McpServer, McpServerError, McpTool

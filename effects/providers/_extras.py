@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .._extras import MissingExtra, missing
+from .._extras import missing
 
 
 def require(module: str, *, extra: str, user: str) -> ModuleType:

@@ -40,7 +40,7 @@ def test_mistakes_get_a_status_and_a_message(waiting: tuple[MemoryStore, TestCli
     assert client.get("/api/sessions/nope").status_code == 404
     json_body = {"content-type": "application/json"}
     assert client.post(f"/api/sessions/{SESSION}/decisions", content=b"{", headers=json_body).json() == {
-        "error": 'expected {"tool_call_id": "...", "approve": true|false, "reason": "..."}'
+        "error": 'expected {"tool_call_id": "...", "approve": true|false, "reason": "..."}; Input data was truncated'
     }
     assert client.post(f"/api/sessions/{SESSION}/fork", json={"at": 99}).status_code == 400
     assert client.get("/assets/secret.txt").status_code == 404
@@ -71,7 +71,7 @@ def test_another_sites_page_cannot_decide_or_fork(waiting: tuple[MemoryStore, Te
     )
     assert foreign.status_code == 403 and "Origin 'https://evil.example'" in foreign.json()["error"]
     rebound = client.post(decision, json={"tool_call_id": "c3", "approve": True}, headers={"host": "evil.example:8765"})
-    assert rebound.status_code == 403 and "Host 'evil.example'" in rebound.json()["error"]
+    assert rebound.status_code == 403 and "Host 'evil.example:8765'" in rebound.json()["error"]
     fork = client.post(f"/api/sessions/{SESSION}/fork", content=b'{"at": 10}', headers={"content-type": "text/plain"})
     assert fork.status_code == 403
     assert store.session(SESSION).length == 10 and [s.session_id for s in store.sessions()] == [SESSION]
