@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -66,7 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     modules = [*args.imports, *getattr(args, "more_imports", [])]
-    return guarded(args.command, _with_extensions(modules, args.func), args)
+    try:
+        return guarded(args.command, _with_extensions(modules, args.func), args)
+    finally:
+        # Free what the command left in reference cycles while the interpreter is whole: a Temporal client or
+        # event loop freed during finalization crashes it (the SDK's Rust threads call into a dying interpreter).
+        gc.collect()
 
 
 def _with_extensions(

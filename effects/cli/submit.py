@@ -21,13 +21,16 @@ from agent_core import (
 from .._agent import RandomIds
 from .._store import PostgresStore
 from ._logs import CommandError, command
-from ._temporal import add_temporal, connect, temporal_module
+from ._temporal import Deadline, add_temporal, connect, server_error, temporal_module, timed_out
 
 REFUSED = 1
 """Exit code when the session refused the input (the Rejection is printed)."""
 
 TIMED_OUT = 3
 """Exit code when ``--timeout`` expired before the input was accepted, or (with --dsn) before the answer."""
+
+FAILED = 4
+"""Exit code when the session's workflow failed the input (another writer appended to its log, or it ended)."""
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds ``submit`` waits, in all, for the workers to accept the input and (with --dsn) to answer."""
@@ -47,6 +50,11 @@ examples:
   agent-core submit s1 "What is 2 + 3?" --dsn postgresql://localhost/agents
   agent-core submit s1 --approve call-1
   agent-core submit s1 --deny call-1 --reason "not on a Friday"
+
+exit codes: 0 accepted (with --dsn: answered), 1 the session refused the input,
+2 a bad argument or a call the server refused, 3 --timeout ran out, 4 the
+session's workflow failed the input (another writer appended to its log),
+69 the Temporal server cannot be reached, 70 a bug in agent-core.
 """
 
 
@@ -96,39 +104,33 @@ def run(args: argparse.Namespace) -> int:
     """Submit the input; print where it landed (and the answer, with --dsn); returns the exit code."""
     temporal = temporal_module()
     inp = chosen_input(args)
-
     if not args.timeout > 0:
         raise CommandError(f"--timeout expects a number of seconds above 0, got {args.timeout:g}")
+    deadline = Deadline(args.timeout)
     accepted: list[int] = []
 
-    async def send() -> AgentState | int:
-        client = await connect(args)
-        await temporal.start_session(client, args.session, task_queue=args.task_queue)
-        seq: int = await temporal.submit(client, args.session, inp)
+    async def send() -> AgentState | int | None:
+        """The answer, the record the input became, or ``None`` when --timeout ran out first."""
+        client = await connect(args, deadline, quiet=True)
+        try:
+            await temporal.start_session(client, args.session, task_queue=args.task_queue, rpc_timeout=deadline.rpc())
+            if not deadline.left():
+                return None
+            seq: int = await temporal.submit(client, args.session, inp, rpc_timeout=deadline.rpc())
+        except (InvalidInput, CommandError):
+            raise
+        except Exception as error:  # the SDK's: the deadline passed, the workflow failed, the server refused
+            if timed_out(error):
+                return None
+            raise await _failed(client, args, error, deadline) from None
         accepted.append(seq)
         print(f"session {args.session}: accepted as record {seq}", flush=True)
         if not args.dsn:
             return seq
-        store = PostgresStore(args.dsn, readonly=True)
-        try:
-            state: AgentState = await temporal.turn_done(store, args.session, seq)
-        finally:
-            store.close()
-        return state
-
-    async def bounded() -> AgentState | int | None:
-        with anyio.move_on_after(args.timeout) as scope:
-            try:
-                return await send()
-            except Exception as error:
-                # The SDK reports our cancellation as an error of its own; any other error is the answer.
-                if scope.cancel_called and not isinstance(error, InvalidInput):
-                    return None
-                raise
-        return None
+        return await _answer(temporal, args, seq, deadline)
 
     try:
-        done = anyio.run(bounded)
+        done = anyio.run(send)
     except InvalidInput as refused:
         print(f"agent-core submit: session {args.session} refused the input: {refused.rejection}", file=sys.stderr)
         return REFUSED
@@ -137,6 +139,51 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(done, AgentState):
         _print_outcome(done)
     return 0
+
+
+async def _answer(temporal: Any, args: argparse.Namespace, seq: int, deadline: Deadline) -> AgentState | None:
+    """The state once the turn is done, read from the store (no Temporal call: a cancel scope may end it)."""
+    store = PostgresStore(args.dsn, readonly=True)
+    try:
+        with anyio.move_on_after(deadline.left()):
+            state: AgentState = await temporal.turn_done(store, args.session, seq)
+            return state
+    finally:
+        store.close()
+    return None
+
+
+async def _failed(client: Any, args: argparse.Namespace, error: Exception, deadline: Deadline) -> CommandError:
+    """The SDK's error as one line: the session's workflow failed the input (and why it ended, when it did), or
+    the server refused the call."""
+    from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
+
+    if not isinstance(error, WorkflowUpdateFailedError):
+        return server_error(args, error)
+    why = _reasons(error.cause)
+    handle = client.get_workflow_handle(args.session)
+    try:  # an Update fails without a reason of its own when the workflow ended first: say why it ended
+        if (await handle.describe(rpc_timeout=deadline.rpc())).status == WorkflowExecutionStatus.FAILED:
+            await handle.result(rpc_timeout=deadline.rpc())
+    except WorkflowFailureError as ended:
+        why = f"the workflow failed: {_reasons(ended.cause)}"
+    except Exception as other:  # the reason stays the Update's; the server's own trouble is not this one's
+        if not timed_out(other) and not hasattr(other, "status"):
+            raise
+    return CommandError(
+        f"session {args.session}: its workflow failed the input ({why}); nothing more was written by this "
+        f"command; see the log with `agent-core show --dsn URL {args.session}`",
+        FAILED,
+    )
+
+
+def _reasons(cause: BaseException | None) -> str:
+    """The messages of an SDK failure and its causes, outermost first."""
+    reasons: list[str] = []
+    while cause is not None and len(reasons) < 5:
+        reasons.append(str(cause))
+        cause = cause.__cause__
+    return ": ".join(r for r in reasons if r) or "no reason given"
 
 
 def _print_outcome(state: AgentState) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 from typing import Any
 
 import anyio
@@ -14,7 +15,7 @@ from .._scripted import ScriptedModel
 from .._store import open_store
 from ..demo import CONFIG, demo_script, demo_tools
 from ._logs import CommandError, command
-from ._temporal import add_temporal, connect, temporal_module
+from ._temporal import add_temporal, connect, server_error, temporal_module
 
 DESCRIPTION = """\
 Run a worker: it takes sessions' next steps (folding inputs, model calls, tool
@@ -66,7 +67,7 @@ def load_agent(spec: str | None) -> Agent:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the worker until interrupted (Ctrl-C); returns the exit code."""
+    """Run the worker until SIGINT (Ctrl-C) or SIGTERM, then shut it down through the SDK; returns the exit code."""
     temporal = temporal_module()
     agent = load_agent(args.agent)
     store = open_store(args.dsn)
@@ -83,13 +84,23 @@ def run(args: argparse.Namespace) -> int:
             config=agent.config,
             secrets=agent.secrets,
         )
-        print(f"agent-core worker: task queue {args.task_queue} on {args.temporal}, store {store!r}", flush=True)
-        await worker.run()
+        try:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                # Leaving the block awaits the worker's shutdown: its polls and activities end through the SDK.
+                async with worker:
+                    print(
+                        f"agent-core worker: task queue {args.task_queue} on {args.temporal}, store {store!r}",
+                        flush=True,
+                    )
+                    async for _ in signals:
+                        break
+        except RuntimeError as error:
+            if str(error).startswith("Worker validation failed"):  # the server refused it (no such namespace...)
+                raise server_error(args, error) from None
+            raise
 
     try:
         anyio.run(serve)
-    except KeyboardInterrupt:
-        pass
     finally:
         store.close()
     return 0

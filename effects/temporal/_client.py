@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 
 from msgspec import json as msgjson
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
@@ -24,6 +25,7 @@ async def start_session(
     task_queue: str = TASK_QUEUE,
     continue_every: int = 200,
     heartbeat_ms: int = 10_000,
+    rpc_timeout: timedelta | None = None,
 ) -> WorkflowHandle[object, None]:
     """Start the workflow of ``session_id`` (a new session with ``config``, or a stored one adopted).
 
@@ -31,6 +33,11 @@ async def start_session(
     are checked before they are accepted. If the session's workflow is running
     already, returns its handle: the workflow id is the session id, so a
     session never has two writers.
+
+    ``rpc_timeout`` bounds each of its two calls to the server (start, then
+    wait until loaded: with no worker on ``task_queue`` the second waits that
+    long, then raises ``WorkflowUpdateRPCTimeoutOrCancelledError``); the call
+    ends through the SDK, nothing is left running.
     """
     args = SessionArgs(
         session_id,
@@ -39,13 +46,25 @@ async def start_session(
         heartbeat_ms=heartbeat_ms,
     )
     handle: WorkflowHandle[object, None] = await client.start_workflow(
-        WORKFLOW, args, id=session_id, task_queue=task_queue, id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING
+        WORKFLOW,
+        args,
+        id=session_id,
+        task_queue=task_queue,
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        rpc_timeout=rpc_timeout,
     )
-    await handle.execute_update("opened", result_type=Submitted)
+    await handle.execute_update("opened", result_type=Submitted, rpc_timeout=rpc_timeout)
     return handle
 
 
-async def submit(client: Client, session_id: str, inp: AgentInput, *, secrets: Iterable[str] = ()) -> int:
+async def submit(
+    client: Client,
+    session_id: str,
+    inp: AgentInput,
+    *,
+    secrets: Iterable[str] = (),
+    rpc_timeout: timedelta | None = None,
+) -> int:
     """Send ``inp`` (a user message, an approval, a denial, a cancellation) to the session; returns its seq.
 
     ``secrets`` in its text are replaced by ``[redacted]`` here, before the
@@ -55,12 +74,14 @@ async def submit(client: Client, session_id: str, inp: AgentInput, *, secrets: I
     The workflow stamps it with its own clock. An input the session's state
     refuses raises :class:`~agent_core.InvalidInput` carrying the
     :class:`~agent_core.Rejection`, exactly as the reducer would refuse it.
+    ``rpc_timeout`` bounds the wait for the workers (then
+    ``WorkflowUpdateRPCTimeoutOrCancelledError``, the input possibly still applied later).
     """
     handle = client.get_workflow_handle(session_id)
     inp = Redactor(secrets).input(inp)
     try:
         done: Submitted = await handle.execute_update(
-            "submit", encode_input(inp, format="json").decode(), result_type=Submitted
+            "submit", encode_input(inp, format="json").decode(), result_type=Submitted, rpc_timeout=rpc_timeout
         )
     except WorkflowUpdateFailedError as failed:
         cause = failed.cause
