@@ -44,20 +44,24 @@ from ._schema import Signature, describe_parameters
 
 P = ParamSpec("P")
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 
 
-class Tool(Generic[P, R]):
+class Tool(Generic[P, R_co]):
     """A function registered as a tool: its :class:`~agent_core.ToolDefinition` and how to run one call.
 
     Build it with :func:`tool`. ``definition`` is what ``session-started``
     records and the model is offered; :meth:`invoke` runs one call from the
     model's JSON arguments and never raises for the model's mistakes or the
     tool's exceptions: they become a ``ToolFailure`` the model reads.
+
+    Covariant in its result: a ``Tool[..., int]`` is a ``Tool[..., object]``,
+    so tools of different results share a ``list[Tool[..., object]]``.
     """
 
     def __init__(
         self,
-        fn: Callable[P, R],
+        fn: Callable[P, R_co],
         *,
         name: str | None = None,
         description: str | None = None,
@@ -85,7 +89,7 @@ class Tool(Generic[P, R]):
         self._parameters_hint = describe_parameters(self.signature.schema)
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
         """Call the underlying function directly (no validation): tools stay usable as functions."""
         return self.fn(*args, **kwargs)
 

@@ -107,3 +107,28 @@ def misuse() -> None:
     ac.AgentConfig(user_message_policy="drop")  # type: ignore[arg-type]
     ac.UserMessageReceived(message_id="m", content="x")  # type: ignore[call-arg]
     ac.ToolCallCompleted(timestamp=1, tool_call_id="t", result="ok")  # type: ignore[arg-type]
+
+# --- tools (effects) -------------------------------------------------------------------------
+
+import effects as fx  # noqa: E402
+from effects.testing import ScriptedModel  # noqa: E402
+
+
+@fx.tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@fx.tool(idempotent=True)
+async def fetch(url: str) -> str:
+    """Fetch a page."""
+    return url
+
+
+assert_type(add(1, 2), int)  # still the function
+assert_type(fetch.definition, ac.ToolDefinition)
+# A tool is covariant in its result: tools of any results fit a list of tools returning objects.
+mixed: list[fx.Tool[..., object]] = [add, fetch]
+agent = fx.Agent(ScriptedModel([]), tools=mixed)
+assert_type(agent.toolbox["add"], fx.Tool[..., Any])
