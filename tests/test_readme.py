@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from effects.cli import build_parser
+from effects.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -36,6 +37,22 @@ def test_the_first_lines_give_the_two_commands_and_ci_runs_the_second() -> None:
     assert "agent-core run" in commands[0]
     ci = (ROOT / ".ci" / "run").read_text()
     assert commands[1] in ci.splitlines()
+
+
+def test_the_log_commands_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block of commands on ``demo.db``, one after the other in one folder, as a reader would paste them."""
+    [block] = [b for b in re.findall(r"```sh\n(.*?)```", README, re.S) if "agent-core import demo.db" in b]
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--db", "demo.db"]) == 0
+    ran = 0
+    for line in block.splitlines():
+        command = shlex.split(line.split(" # ")[0])
+        if "postgresql" in line or not command:
+            continue  # the PostgreSQL lines need a server: tests/store runs the same commands against one
+        assert command[0] == "agent-core"
+        assert main(command[1:]) == 0, line
+        ran += 1
+    assert ran >= 7
 
 
 def test_every_agent_core_subcommand_in_the_readme_exists(capsys: pytest.CaptureFixture[str]) -> None:
