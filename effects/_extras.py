@@ -36,11 +36,16 @@ def missing(what: str, extra: str, error: ImportError | None = None) -> MissingE
 
 def install_command(extra: str) -> str:
     """The shell command that adds ``extra`` to this interpreter's agent-core, from where it was installed."""
-    try:
-        distribution = importlib.metadata.distribution(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:  # imported from a source tree on sys.path, not installed
-        return _installer(None) + _editable(Path(__file__).resolve().parents[1], extra)
-    return _installer(distribution) + _requirement(distribution.read_text("direct_url.json"), extra)
+    found = list(importlib.metadata.distributions(name=DISTRIBUTION))
+    # An installer records where it took the package from; a source tree's own egg-info (on sys.path when
+    # Python runs in the clone) records nothing, so the recorded one is preferred.
+    recorded = [d for d in found if d.read_text("direct_url.json")]
+    if recorded:
+        return _installer(recorded[0]) + _requirement(recorded[0].read_text("direct_url.json"), extra)
+    source = Path(__file__).resolve().parents[1]
+    if (source / "pyproject.toml").is_file():  # run from a clone without installing it
+        return _installer(None) + _editable(source, extra)
+    return _installer(found[0] if found else None) + shlex.quote(f"{DISTRIBUTION}[{extra}]")
 
 
 def _installer(distribution: importlib.metadata.Distribution | None) -> str:

@@ -1,7 +1,7 @@
 """Hypothesis strategies for agent-core: inputs, configurations, and whole valid sessions.
 
-Requires hypothesis (``pip install 'agent-core[dev]'`` or ``pip install hypothesis``);
-``import agent_core`` itself never imports it.
+Requires hypothesis, from the ``testing`` extra (importing this module without it
+raises an ``ImportError`` naming the extra); ``import agent_core`` itself never imports it.
 
 Three levels, from blunt to precise:
 
@@ -28,6 +28,15 @@ Example, a property of your own over random sessions::
 Generated timestamps stay between 0 and the year 2100, and token counts are
 never negative, so every drawn input also survives the JSON and MessagePack codecs.
 """
+
+try:
+    import hypothesis  # noqa: F401
+except ImportError as error:  # pure package: no looking at how agent-core was installed, so both commands
+    raise ImportError(
+        f"agent_core.testing needs hypothesis, from the 'testing' extra of agent-core, which is not installed "
+        f"({error}); install it with pip install 'agent-core[testing]' (in a clone of agent-core: "
+        "pip install -e '.[testing]')"
+    ) from None
 
 from ._draw import due_at
 from ._invalid import invalid_input

@@ -1,6 +1,6 @@
 """Sending :class:`SpanData` to OpenTelemetry: as SDK spans with their own ids and times, through any exporter.
 
-Needs the ``otel`` extra (``pip install 'agent-core[otel]'``).
+Needs the ``otel`` extra (a missing one raises ``MissingExtra`` with the command that installs it).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .._extras import missing
 from ._spans import SpanData
 
 if TYPE_CHECKING:
@@ -21,8 +22,8 @@ SCOPE = "agent-core"
 def _otel() -> Any:
     try:
         from opentelemetry.sdk import trace  # noqa: F401
-    except ImportError:
-        raise ImportError("OpenTelemetry export needs the OpenTelemetry SDK: pip install 'agent-core[otel]'") from None
+    except ImportError as error:
+        raise missing("OpenTelemetry export", "otel", error) from None
     import opentelemetry.sdk.trace as sdk_trace
 
     return sdk_trace

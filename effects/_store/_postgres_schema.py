@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from .._extras import install_command
 from ._errors import NotAStore, StoreError, StoreUnavailable
 from ._sqlite_schema import FORMAT
 
@@ -84,7 +85,10 @@ def driver() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise StoreError("PostgreSQL stores need psycopg 3: pip install 'agent-core[postgres]'") from None
+        raise StoreError(
+            "PostgreSQL stores need psycopg 3, from the 'postgres' extra, which is not installed; "
+            f"install it with: {install_command('postgres')}"
+        ) from None
     return psycopg
 
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from .._extras import install_command
 from .._observe import Conventions, export_spans, session_spans
 from ._logs import CommandError, opened, print_json
 
@@ -50,5 +51,8 @@ def _exporter(endpoint: str) -> Any:
     try:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     except ImportError:
-        raise CommandError("--otlp needs the OpenTelemetry exporter: pip install 'agent-core[otel]'") from None
+        raise CommandError(
+            f"--otlp needs the OpenTelemetry exporter, from the 'otel' extra, which is not installed; "
+            f"install it with: {install_command('otel')}"
+        ) from None
     return OTLPSpanExporter(endpoint=endpoint, timeout=10)

@@ -56,7 +56,7 @@ examples:
   agent-core chat --provider anthropic --model claude-sonnet-4-5   Anthropic (ANTHROPIC_API_KEY)
   agent-core chat --base-url http://localhost:11434/v1 --model llama3.2   Ollama, vLLM, llama.cpp...
   agent-core chat --model gpt-4o-mini --tools my_tools.py    offer the @tool functions of a file
-  agent-core chat --model gpt-4o-mini --mcp "uvx mcp-server-time"   tools from an MCP server
+  agent-core chat --model gpt-4o-mini --mcp "uvx mcp-server-time"   tools from an MCP server (uvx comes with uv)
   agent-core chat --session chat-1a2b3c4d                    resume a chat
 """
 
@@ -80,7 +80,8 @@ def register(subparsers: Any) -> None:
     add("--system", default="", metavar="PROMPT", help="the system prompt of a new session")
     add("--tools", action="append", default=[], metavar="FILE.py", help="offer the @tool functions of a Python file")
     add("--mcp", action="append", default=[], metavar="SERVER",
-        help="offer the tools of an MCP server: a command (stdio) or an http(s) URL")  # fmt: skip
+        help="offer the tools of an MCP server: a command (stdio; e.g. 'uvx mcp-server-time', which needs uv) "
+             "or an http(s) URL")  # fmt: skip
     add("--db", default=env("AGENT_CORE_DB") or DEFAULT_DB, metavar="FILE",
         help=f"the log: a SQLite file or a postgresql:// URL (env AGENT_CORE_DB; default {DEFAULT_DB})")  # fmt: skip
     add("--dsn", dest="db", metavar="URL", help="the same as --db, for a PostgreSQL store's URL")

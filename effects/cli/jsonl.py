@@ -14,7 +14,7 @@ from .._store._jsonl import parse_log
 from ._logs import STORE_HELP, CommandError, add_db, add_dsn, command, opened, print_json
 from ._otlp import add_otlp_options, run_otlp
 
-FORMAT = "JSON lines: one input per line, the first one session-started (the format of tests/fixtures/*.jsonl)"
+FORMAT = "JSON lines: one input per line, the first one session-started (its schema: agent_core.input_json_schema())"
 
 
 def register(subparsers: Any) -> None:
