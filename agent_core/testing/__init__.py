@@ -29,13 +29,17 @@ Generated timestamps stay between 0 and the year 2100, and token counts are
 never negative, so every drawn input also survives the JSON and MessagePack codecs.
 """
 
+import shlex
+import sys
+
 try:
     import hypothesis  # noqa: F401
-except ImportError as error:  # pure package: no looking at how agent-core was installed, so both commands
+except ImportError as error:
+    # The pure package does not read how agent-core was installed (effects does): installing hypothesis itself,
+    # with this interpreter, works wherever agent-core came from.
     raise ImportError(
         f"agent_core.testing needs hypothesis, from the 'testing' extra of agent-core, which is not installed "
-        f"({error}); install it with pip install 'agent-core[testing]' (in a clone of agent-core: "
-        "pip install -e '.[testing]')"
+        f"({error}); install it with: {shlex.quote(sys.executable)} -m pip install 'hypothesis>=6.100'"
     ) from None
 
 from ._draw import due_at
