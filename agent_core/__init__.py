@@ -66,6 +66,7 @@ from ._rules import (
 )
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
+from ._table import Table
 from ._toolset import ToolSet, not_registered
 from ._upcast import UPCASTERS, upcaster
 from ._vector import Vector
@@ -125,6 +126,7 @@ __all__ = [
     "ReActObserved",
     "Rejection",
     "SessionStarted",
+    "Table",
     "TimerFired",
     "ToolCallApproved",
     "ToolCallCompleted",

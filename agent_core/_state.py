@@ -1,11 +1,13 @@
 r"""The agent's state: frozen Structs, with persistent collections for what grows with the session.
 
-Messages and the tool-call order are :class:`Vector`\ s (persistent sequences),
-tool-call records an ``immutables.Map`` by id: adding one shares every other
-entry with the previous state, so a transition costs the same at 100 messages
-and at 100,000. Order is kept by position and by ``seq``, the number of the
-input that created an item; identity never comes from timestamps, because two
-inputs may share a millisecond.
+Messages, the tool-call order and the workflow audit are :class:`Vector`\ s
+(persistent sequences), tool-call records and the message index
+:class:`Table`\ s by id: adding one shares every other entry with the previous
+state, and neither leaves the cycle collector more to walk as the session grows
+(see each for how), so a transition costs the same at 100 messages and at
+100,000 with the collector on. Order is kept by position and by ``seq``, the
+number of the input that created an item; identity never comes from
+timestamps, because two inputs may share a millisecond.
 
 Every Struct here omits its default values when encoded (``omit_defaults``),
 so the state's canonical document, and its hash, stay the same when a release
@@ -17,10 +19,10 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
-from immutables import Map
 
 from ._config import AgentConfig
 from ._inputs import ToolResult
+from ._table import Table
 from ._toolset import ToolSet
 from ._vector import Vector
 from ._workflow import WorkflowMove
@@ -33,6 +35,8 @@ OutcomeKind = Literal["completed", "failed", "cancelled"]
 # them, so they cannot form reference cycles, and the cycle collector need not
 # track them. A long session holds hundreds of thousands of them; untracked, they
 # neither trigger collections nor get walked by one, and each is 16 bytes smaller.
+# They are also what lets the nodes of a Vector and the runs of a Table go
+# untracked: a Struct here that the collector tracked would keep them tracked.
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
@@ -121,8 +125,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defa
 
 
 _NO_MESSAGES: Vector[Message] = Vector()
-_NO_INDEX: Map[str, int] = Map()
-_NO_CALLS: Map[str, ToolCallRecord] = Map()
+_NO_INDEX: Table[str, int] = Table()
+_NO_CALLS: Table[str, ToolCallRecord] = Table()
 _NO_LOG: Vector[str] = Vector()
 _NO_TOOLS = ToolSet()
 _NO_AUDIT: Vector[WorkflowMove] = Vector()
@@ -152,8 +156,8 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     timestamp: int = 0
     step: int = 0
     messages: Vector[Message] = _NO_MESSAGES
-    message_index: Map[str, int] = _NO_INDEX
-    tool_calls: Map[str, ToolCallRecord] = _NO_CALLS
+    message_index: Table[str, int] = _NO_INDEX
+    tool_calls: Table[str, ToolCallRecord] = _NO_CALLS
     tool_call_log: Vector[str] = _NO_LOG
     turn: Turn | None = None
     turns: int = 0

@@ -14,12 +14,12 @@ import hashlib
 from typing import Any
 
 import msgspec
-from immutables import Map
 
 from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder, msgpack_encoder
 from ._config import ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
+from ._table import Table
 from ._toolset import ToolSet
 from ._vector import Vector
 from ._workflow import WorkflowMove
@@ -100,8 +100,8 @@ def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
     return AgentState(
         tools=ToolSet(doc.tools),
         messages=Vector(doc.messages),
-        message_index=Map((message.id, i) for i, message in enumerate(doc.messages)),
-        tool_calls=Map((record.id, record) for record in doc.tool_calls),
+        message_index=Table((message.id, i) for i, message in enumerate(doc.messages)),
+        tool_calls=Table((record.id, record) for record in doc.tool_calls),
         tool_call_log=Vector(record.id for record in doc.tool_calls),
         audit=Vector(doc.audit),
         **{name: getattr(doc, name) for name in _AS_IS},

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from immutables import Map
 from msgspec.structs import replace
 
 from .._inputs import ToolCallRequest, ToolFailure
 from .._rules import Judgement
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
+from .._table import Table
 from .._toolset import not_registered
 from .._vector import Vector
 from ._workflow import gate
@@ -35,7 +35,7 @@ def records(
     step: int,
     at: int,
     judged: str | dict[str, Judgement],
-) -> tuple[Map[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[Table[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
     With a ``judged`` text (a guard tripped: why), every call is recorded completed with a

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from immutables import Map
 from msgspec.structs import replace
 
 from .._inputs import ToolFailure
@@ -16,16 +15,17 @@ from .._state import (
     Turn,
     TurnOutcome,
 )
+from .._table import Table
 from .._vector import Vector
 
 
-def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int]]:
+def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Table[str, int]]:
     """The messages and their index with ``message`` appended (the common case of :func:`append_messages`)."""
     messages = state.messages
     return messages.append(message), state.message_index.set(message.id, len(messages))
 
 
-def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Vector[Message], Map[str, int]]:
+def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Vector[Message], Table[str, int]]:
     """The messages and their index with ``new`` appended in order."""
     if len(new) == 1:
         return append_message(state, new[0])
@@ -69,7 +69,7 @@ def _past_calls(state: AgentState, turn: Turn) -> tuple[PastToolCall, ...]:
     return (*newest, *state.past_calls[: PAST_TOOL_CALLS_LISTED - len(newest)])
 
 
-def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, ToolCallRecord]:
+def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Table[str, ToolCallRecord]:
     """Complete every call in ``ids`` with a synthetic failure saying it did not (fully) run and ``why``."""
     calls = state.tool_calls
     at = state.timestamp
@@ -87,7 +87,7 @@ def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Map[str, T
     return calls
 
 
-def close_streaming(messages: Vector[Message], index: Map[str, int], turn: Turn) -> Vector[Message]:
+def close_streaming(messages: Vector[Message], index: Table[str, int], turn: Turn) -> Vector[Message]:
     """``messages`` with the turn's streaming message (if any) marked complete as it stands."""
     if not turn.streaming_message_id:
         return messages

@@ -8,7 +8,7 @@ as plain Python, so every call here is a real, valid use of the API.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, assert_type
 
 import agent_core as ac
@@ -46,6 +46,10 @@ assert_type(list(state.messages), list[ac.Message])
 as_sequence: Sequence[ac.Message] = state.messages
 assert_type(state.tool_call_log[-1], str)
 assert_type(state.tool_calls["t1"], ac.ToolCallRecord)
+assert_type(state.tool_calls.get("t1"), ac.ToolCallRecord | None)
+assert_type(state.tool_calls.set("t1", state.tool_calls["t1"]), ac.Table[str, ac.ToolCallRecord])
+as_mapping: Mapping[str, ac.ToolCallRecord] = state.tool_calls
+assert_type(state.message_index["m1"], int)
 assert_type(state.tool_calls["t1"].result, ac.ToolResult | None)
 assert_type(state.turn, ac.Turn | None)
 assert_type(state.last_outcome, ac.TurnOutcome | None)

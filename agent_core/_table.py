@@ -1,0 +1,182 @@
+"""``Table``: the persistent mapping the state keeps what grows with the session by id in.
+
+The newest writes sit in a small ``immutables.Map``; older entries in a few
+dicts that are never changed once built (runs), oldest and largest first.
+When the small map reaches 1,024 entries it becomes a run, and a run is merged
+into the one before it while that one is no larger, as a binary counter
+carries: an entry is copied about log2(n / 1,024) times in its life (in C,
+a dict merge), a lookup asks the small map, then the runs, newest first (at
+most about log2(n / 1,024) + 1 dict lookups), and a write touches only the
+small map.
+
+The point is the cycle collector. A hash trie such as ``immutables.Map`` is
+made of nodes the collector tracks; a write copies a path of them at a random
+place (the key's hash), and the copies stay young, each referring to up to 32
+older nodes, until a collection walks them. In a long session those older
+nodes are out of the processor's caches: at 100,000 messages a stream of new
+turns spent more time in young collections walking the state's two maps than
+in the transitions themselves. A dict whose keys and values the collector does
+not track (strings, numbers, the state's ``gc=False`` Structs) is never
+tracked itself, so the runs cost the collector nothing, and the small map's
+nodes refer to recent, cache-warm entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import Any, TypeVar, overload
+
+from immutables import Map
+
+K = TypeVar("K")
+V = TypeVar("V")
+D = TypeVar("D")
+
+_RECENT = 1_024  # entries the small map holds before it becomes a run
+_new = object.__new__
+_NO_RECENT: Map[Any, Any] = Map()
+
+
+class Table(Mapping[K, V]):
+    """An immutable mapping: lookups, ``in``, ``len``, iteration (in no particular order, as a hash
+    map's), ``==`` with any mapping of equal items, a readable ``repr``; :meth:`set` and
+    :meth:`update` return new tables that share all but a small map of recent writes with this one.
+    Iterating, comparing and hashing build a dict of every entry: O(n)."""
+
+    # ``_recent`` holds the newest value of each key written since the last flush; ``_runs`` the
+    # older values, a key's newest one in the newest run holding it; ``_count`` the distinct keys.
+    __slots__ = ("_count", "_recent", "_runs")
+
+    _count: int
+    _recent: Map[K, V]
+    _runs: tuple[dict[K, V], ...]
+
+    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
+        run = items._merged() if isinstance(items, Table) else dict(items)
+        self._count, self._recent, self._runs = len(run), _NO_RECENT, (run,) if run else ()
+
+    def __len__(self) -> int:
+        return self._count
+
+    # Lookups test membership, then subscript: ``Map.get`` parses its arguments slowly (about
+    # three times a subscript), and a KeyError raised and caught costs a dozen lookups.
+
+    def __getitem__(self, key: K) -> V:
+        recent = self._recent
+        if key in recent:
+            return recent[key]
+        for run in reversed(self._runs):
+            if key in run:
+                return run[key]
+        raise KeyError(key)
+
+    @overload
+    def get(self, key: K, /) -> V | None: ...
+    @overload
+    def get(self, key: K, default: V | D, /) -> V | D: ...
+    def get(self, key: K, default: Any = None, /) -> Any:
+        """The value of ``key``, or ``default`` when it has none."""
+        recent = self._recent
+        if key in recent:
+            return recent[key]
+        for run in reversed(self._runs):
+            if key in run:
+                return run[key]
+        return default
+
+    def __contains__(self, key: object) -> bool:
+        if key in self._recent:
+            return True
+        for run in self._runs:  # noqa: SIM110 - a loop: any() over a generator doubles the cost of a miss
+            if key in run:
+                return True
+        return False
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._merged())
+
+    def keys(self) -> KeysView[K]:
+        """The keys (of a dict built for the purpose: O(n))."""
+        return self._merged().keys()
+
+    def values(self) -> ValuesView[V]:
+        """The values (of a dict built for the purpose: O(n))."""
+        return self._merged().values()
+
+    def items(self) -> ItemsView[K, V]:
+        """The ``(key, value)`` pairs (of a dict built for the purpose: O(n))."""
+        return self._merged().items()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Table):
+            return self._count == other._count and self._merged() == other._merged()
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return len(other) == self._count and self._merged() == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._merged().items()))
+
+    def __repr__(self) -> str:
+        return f"Table({self._merged()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Table, (self._merged(),))
+
+    def set(self, key: K, value: V) -> Table[K, V]:
+        """A new table with ``key`` mapped to ``value``."""
+        recent = self._recent
+        count = self._count
+        if key not in recent:
+            for run in self._runs:
+                if key in run:
+                    break
+            else:
+                count += 1
+        recent = recent.set(key, value)
+        if len(recent) >= _RECENT:
+            return _table(count, _NO_RECENT, _carry((*self._runs, dict(recent.items()))))
+        table: Table[K, V] = _new(Table)
+        table._count = count
+        table._recent = recent
+        table._runs = self._runs
+        return table
+
+    def update(self, items: Mapping[K, V] | Iterable[tuple[K, V]]) -> Table[K, V]:
+        """A new table with every ``(key, value)`` of ``items`` set (the last value of a key repeated in them)."""
+        added = items if type(items) is dict else dict(items)
+        if not added:
+            return self
+        recent, runs, count = self._recent, self._runs, self._count
+        for key in added:  # `key not in self` would dispatch through __contains__ for each key
+            if key not in recent:
+                for run in runs:
+                    if key in run:
+                        break
+                else:
+                    count += 1
+        recent = recent.update(added)
+        if len(recent) >= _RECENT:
+            return _table(count, _NO_RECENT, _carry((*self._runs, dict(recent.items()))))
+        return _table(count, recent, self._runs)
+
+    def _merged(self) -> dict[K, V]:
+        """Every entry in one new dict: the runs, oldest first, then the recent writes."""
+        merged: dict[K, V] = {}
+        for run in self._runs:
+            merged.update(run)
+        merged.update(self._recent.items())
+        return merged
+
+
+def _table(count: int, recent: Map[Any, Any], runs: tuple[dict[Any, Any], ...]) -> Table[Any, Any]:
+    table: Table[Any, Any] = _new(Table)
+    table._count, table._recent, table._runs = count, recent, runs
+    return table
+
+
+def _carry(runs: tuple[dict[Any, Any], ...]) -> tuple[dict[Any, Any], ...]:
+    """``runs`` with the newest merged into the one before it while that one is no larger, as a binary counter."""
+    while len(runs) > 1 and len(runs[-2]) <= len(runs[-1]):
+        runs = (*runs[:-2], {**runs[-2], **runs[-1]})
+    return runs
