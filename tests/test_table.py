@@ -107,4 +107,5 @@ def test_many_writes_keep_every_version_and_an_exact_count() -> None:
     assert len(table) == len(model) == 7_000
     for version, expected in checkpoints:
         assert len(version) == len(expected) and version == expected
+        assert all(version[key] == value and version.get(key) == value for key, value in expected.items())
     assert pickle.loads(pickle.dumps(table)) == table
