@@ -1,11 +1,11 @@
 r"""The agent's state: frozen Structs, with persistent collections for what grows with the session.
 
 Messages, the tool-call order and the workflow audit are :class:`Vector`\ s
-(persistent sequences), tool-call records and the message index
-:class:`Table`\ s by id: adding one shares every other entry with the previous
-state, and neither leaves the cycle collector more to walk as the session grows
-(see each for how), so a transition costs the same at 100 messages and at
-100,000 with the collector on. Order is kept by position and by ``seq``, the
+(persistent sequences), tool-call records and the message index maps by id
+(an ``immutables.Map`` while small, a :class:`Table` past 4,096 entries): adding
+one shares every other entry with the previous state, and none leaves the
+cycle collector more to walk as the session grows (see each for how), so a
+transition costs the same at 100 messages and at 100,000 with the collector on. Order is kept by position and by ``seq``, the
 number of the input that created an item; identity never comes from
 timestamps, because two inputs may share a millisecond.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from immutables import Map
 
 from ._config import AgentConfig
 from ._inputs import ToolResult
@@ -125,8 +126,8 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defa
 
 
 _NO_MESSAGES: Vector[Message] = Vector()
-_NO_INDEX: Table[str, int] = Table()
-_NO_CALLS: Table[str, ToolCallRecord] = Table()
+_NO_INDEX: Map[str, int] = Map()
+_NO_CALLS: Map[str, ToolCallRecord] = Map()
 _NO_LOG: Vector[str] = Vector()
 _NO_TOOLS = ToolSet()
 _NO_AUDIT: Vector[WorkflowMove] = Vector()
@@ -156,8 +157,8 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     timestamp: int = 0
     step: int = 0
     messages: Vector[Message] = _NO_MESSAGES
-    message_index: Table[str, int] = _NO_INDEX
-    tool_calls: Table[str, ToolCallRecord] = _NO_CALLS
+    message_index: Map[str, int] | Table[str, int] = _NO_INDEX
+    tool_calls: Map[str, ToolCallRecord] | Table[str, ToolCallRecord] = _NO_CALLS
     tool_call_log: Vector[str] = _NO_LOG
     turn: Turn | None = None
     turns: int = 0

@@ -19,7 +19,7 @@ from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder
 from ._config import ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
-from ._table import Table
+from ._table import keyed
 from ._toolset import ToolSet
 from ._vector import Vector
 from ._workflow import WorkflowMove
@@ -100,8 +100,8 @@ def decode_state(data: bytes, *, format: Format = "json") -> AgentState:
     return AgentState(
         tools=ToolSet(doc.tools),
         messages=Vector(doc.messages),
-        message_index=Table((message.id, i) for i, message in enumerate(doc.messages)),
-        tool_calls=Table((record.id, record) for record in doc.tool_calls),
+        message_index=keyed({message.id: i for i, message in enumerate(doc.messages)}),
+        tool_calls=keyed({record.id: record for record in doc.tool_calls}),
         tool_call_log=Vector(record.id for record in doc.tool_calls),
         audit=Vector(doc.audit),
         **{name: getattr(doc, name) for name in _AS_IS},

@@ -33,6 +33,7 @@ V = TypeVar("V")
 D = TypeVar("D")
 
 _RECENT = 1_024  # entries the small map holds before it becomes a run
+_SMALL = 4_096  # entries up to which the state keeps a plain immutables.Map (see grown)
 _new = object.__new__
 _NO_RECENT: Map[Any, Any] = Map()
 
@@ -115,7 +116,7 @@ class Table(Mapping[K, V]):
         return len(other) == self._count and self._merged() == dict(other.items())
 
     def __hash__(self) -> int:
-        return hash(frozenset(self._merged().items()))
+        return hash(Map(self._merged()))  # as a Map of the same items, which compares equal
 
     def __repr__(self) -> str:
         return f"Table({self._merged()!r})"
@@ -167,6 +168,23 @@ class Table(Mapping[K, V]):
             merged.update(run)
         merged.update(self._recent.items())
         return merged
+
+
+def grown(mapping: Map[K, V] | Table[K, V]) -> Map[K, V] | Table[K, V]:
+    """``mapping`` as the state keeps it: an ``immutables.Map`` up to 4,096 entries, a :class:`Table` past them.
+
+    A small map is the faster of the two (its methods are C, a table's Python),
+    and it costs the collector little: its nodes fit in the processor's caches.
+    The reducer calls this where it adds entries.
+    """
+    if type(mapping) is Map and len(mapping) > _SMALL:
+        return Table(mapping)
+    return mapping
+
+
+def keyed(items: dict[K, V]) -> Map[K, V] | Table[K, V]:
+    """``items`` as the state keeps them (see :func:`grown`)."""
+    return Table(items) if len(items) > _SMALL else Map(items)
 
 
 def _table(count: int, recent: Map[Any, Any], runs: tuple[dict[Any, Any], ...]) -> Table[Any, Any]:

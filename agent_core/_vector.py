@@ -172,10 +172,17 @@ class Vector(Sequence[T]):
             raise IndexError(f"Vector index out of range: {index} for {count} items")
         tail = self._tail
         in_tree = count - len(tail)
+        vector: Vector[T] = _new(Vector)
+        vector._count = count
+        vector._shift = self._shift
         if position >= in_tree:
             at = position - in_tree
-            return _vector(count, self._shift, self._root, tail[:at] + (item,) + tail[at + 1 :])  # noqa: RUF005
-        return _vector(count, self._shift, _replace(self._root, self._shift, position, item), tail)
+            vector._root = self._root
+            vector._tail = tail[:at] + (item,) + tail[at + 1 :]  # noqa: RUF005
+        else:
+            vector._root = _replace(self._root, self._shift, position, item)
+            vector._tail = tail
+        return vector
 
     def _push(self, leaf: tuple[T, ...], tail: tuple[T, ...]) -> Vector[T]:
         """This vector with the full ``leaf`` (its tail, extended) moved into the trie and ``tail`` after it."""

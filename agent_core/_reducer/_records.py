@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from immutables import Map
 from msgspec.structs import replace
 
 from .._inputs import ToolCallRequest, ToolFailure
 from .._rules import Judgement
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
-from .._table import Table
+from .._table import Table, grown
 from .._toolset import not_registered
 from .._vector import Vector
 from ._workflow import gate
@@ -35,7 +36,7 @@ def records(
     step: int,
     at: int,
     judged: str | dict[str, Judgement],
-) -> tuple[Table[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
+) -> tuple[Map[str, ToolCallRecord] | Table[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
 
     With a ``judged`` text (a guard tripped: why), every call is recorded completed with a
@@ -73,4 +74,4 @@ def records(
             completed_at=at if result is not None else 0,
         )
     # One update per map: the batch shares the path copies a set per call would repeat.
-    return state.tool_calls.update(added), state.tool_call_log.extend(added), opened, awaiting
+    return grown(state.tool_calls.update(added)), state.tool_call_log.extend(added), opened, awaiting

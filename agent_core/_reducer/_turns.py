@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from immutables import Map
 from msgspec.structs import replace
 
 from .._inputs import ToolFailure
@@ -15,17 +16,19 @@ from .._state import (
     Turn,
     TurnOutcome,
 )
-from .._table import Table
+from .._table import Table, grown
 from .._vector import Vector
 
 
-def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Table[str, int]]:
+def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int] | Table[str, int]]:
     """The messages and their index with ``message`` appended (the common case of :func:`append_messages`)."""
     messages = state.messages
-    return messages.append(message), state.message_index.set(message.id, len(messages))
+    return messages.append(message), grown(state.message_index.set(message.id, len(messages)))
 
 
-def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Vector[Message], Table[str, int]]:
+def append_messages(
+    state: AgentState, new: tuple[Message, ...]
+) -> tuple[Vector[Message], Map[str, int] | Table[str, int]]:
     """The messages and their index with ``new`` appended in order."""
     if len(new) == 1:
         return append_message(state, new[0])
@@ -35,7 +38,7 @@ def append_messages(state: AgentState, new: tuple[Message, ...]) -> tuple[Vector
         messages = messages.append(message)
         index = index.set(message.id, n)
         n += 1
-    return messages, index
+    return messages, grown(index)
 
 
 def open_turn(state: AgentState, new: tuple[Message, ...]) -> AgentState:
@@ -69,7 +72,9 @@ def _past_calls(state: AgentState, turn: Turn) -> tuple[PastToolCall, ...]:
     return (*newest, *state.past_calls[: PAST_TOOL_CALLS_LISTED - len(newest)])
 
 
-def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Table[str, ToolCallRecord]:
+def close_calls(
+    state: AgentState, ids: tuple[str, ...], why: str
+) -> Map[str, ToolCallRecord] | Table[str, ToolCallRecord]:
     """Complete every call in ``ids`` with a synthetic failure saying it did not (fully) run and ``why``."""
     calls = state.tool_calls
     at = state.timestamp
@@ -87,7 +92,7 @@ def close_calls(state: AgentState, ids: tuple[str, ...], why: str) -> Table[str,
     return calls
 
 
-def close_streaming(messages: Vector[Message], index: Table[str, int], turn: Turn) -> Vector[Message]:
+def close_streaming(messages: Vector[Message], index: Map[str, int] | Table[str, int], turn: Turn) -> Vector[Message]:
     """``messages`` with the turn's streaming message (if any) marked complete as it stands."""
     if not turn.streaming_message_id:
         return messages

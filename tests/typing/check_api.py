@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, assert_type
 
+from immutables import Map
+
 import agent_core as ac
 
 # --- building a session ----------------------------------------------------------------
@@ -47,7 +49,9 @@ as_sequence: Sequence[ac.Message] = state.messages
 assert_type(state.tool_call_log[-1], str)
 assert_type(state.tool_calls["t1"], ac.ToolCallRecord)
 assert_type(state.tool_calls.get("t1"), ac.ToolCallRecord | None)
-assert_type(state.tool_calls.set("t1", state.tool_calls["t1"]), ac.Table[str, ac.ToolCallRecord])
+assert_type(
+    state.tool_calls.set("t1", state.tool_calls["t1"]), Map[str, ac.ToolCallRecord] | ac.Table[str, ac.ToolCallRecord]
+)
 as_mapping: Mapping[str, ac.ToolCallRecord] = state.tool_calls
 assert_type(state.message_index["m1"], int)
 assert_type(state.tool_calls["t1"].result, ac.ToolResult | None)
