@@ -42,10 +42,13 @@ class Table(Mapping[K, V]):
     """An immutable mapping: lookups, ``in``, ``len``, iteration (in no particular order, as a hash
     map's), ``==`` with any mapping of equal items, a readable ``repr``; :meth:`set` and
     :meth:`update` return new tables that share all but a small map of recent writes with this one.
-    Iterating, comparing and hashing build a dict of every entry: O(n)."""
+    Iterating, comparing and hashing build a dict of every entry: O(n); so does ``len`` the first time a
+    table is asked (writes do not count entries)."""
 
     # ``_recent`` holds the newest value of each key written since the last flush; ``_runs`` the
-    # older values, a key's newest one in the newest run holding it; ``_count`` the distinct keys.
+    # older values, a key's newest one in the newest run holding it; ``_count`` the distinct keys,
+    # or -1 until ``len`` is first asked: counting on each write would look every new key up in
+    # every run, as a miss, and writes outnumber the times anyone asks a table its length.
     __slots__ = ("_count", "_recent", "_runs")
 
     _count: int
@@ -57,6 +60,8 @@ class Table(Mapping[K, V]):
         self._count, self._recent, self._runs = len(run), _NO_RECENT, (run,) if run else ()
 
     def __len__(self) -> int:
+        if self._count < 0:
+            self._count = len(self._merged())  # O(n), once for each table asked
         return self._count
 
     # Lookups test membership, then subscript: ``Map.get`` parses its arguments slowly (about
@@ -110,10 +115,10 @@ class Table(Mapping[K, V]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Table):
-            return self._count == other._count and self._merged() == other._merged()
+            return self._merged() == other._merged()
         if not isinstance(other, Mapping):
             return NotImplemented
-        return len(other) == self._count and self._merged() == dict(other.items())
+        return self._merged() == dict(other.items())
 
     def __hash__(self) -> int:
         return hash(Map(self._merged()))  # as a Map of the same items, which compares equal
@@ -126,19 +131,11 @@ class Table(Mapping[K, V]):
 
     def set(self, key: K, value: V) -> Table[K, V]:
         """A new table with ``key`` mapped to ``value``."""
-        recent = self._recent
-        count = self._count
-        if key not in recent:
-            for run in self._runs:
-                if key in run:
-                    break
-            else:
-                count += 1
-        recent = recent.set(key, value)
+        recent = self._recent.set(key, value)
         if len(recent) >= _RECENT:
-            return _table(count, _NO_RECENT, _carry((*self._runs, dict(recent.items()))))
+            return _table(_NO_RECENT, _carry((*self._runs, dict(recent.items()))))
         table: Table[K, V] = _new(Table)
-        table._count = count
+        table._count = -1
         table._recent = recent
         table._runs = self._runs
         return table
@@ -148,18 +145,10 @@ class Table(Mapping[K, V]):
         added = items if type(items) is dict else dict(items)
         if not added:
             return self
-        recent, runs, count = self._recent, self._runs, self._count
-        for key in added:  # `key not in self` would dispatch through __contains__ for each key
-            if key not in recent:
-                for run in runs:
-                    if key in run:
-                        break
-                else:
-                    count += 1
-        recent = recent.update(added)
+        recent = self._recent.update(added)
         if len(recent) >= _RECENT:
-            return _table(count, _NO_RECENT, _carry((*self._runs, dict(recent.items()))))
-        return _table(count, recent, self._runs)
+            return _table(_NO_RECENT, _carry((*self._runs, dict(recent.items()))))
+        return _table(recent, self._runs)
 
     def _merged(self) -> dict[K, V]:
         """Every entry in one new dict: the runs, oldest first, then the recent writes."""
@@ -187,9 +176,9 @@ def keyed(items: dict[K, V]) -> Map[K, V] | Table[K, V]:
     return Table(items) if len(items) > _SMALL else Map(items)
 
 
-def _table(count: int, recent: Map[Any, Any], runs: tuple[dict[Any, Any], ...]) -> Table[Any, Any]:
+def _table(recent: Map[Any, Any], runs: tuple[dict[Any, Any], ...]) -> Table[Any, Any]:
     table: Table[Any, Any] = _new(Table)
-    table._count, table._recent, table._runs = count, recent, runs
+    table._count, table._recent, table._runs = -1, recent, runs
     return table
 
 
