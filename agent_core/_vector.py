@@ -125,7 +125,7 @@ class Vector(Sequence[T]):
             return self._count == other._count and self._tail == other._tail and self._root == other._root
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
             return NotImplemented
-        return len(other) == self._count and tuple(self) == tuple(other)
+        return len(other) == self._count and all(a == b for a, b in zip(self, other, strict=True))
 
     def __hash__(self) -> int:
         return hash(tuple(self))  # equal to a tuple of the same items, so hashed as one
@@ -165,10 +165,12 @@ class Vector(Sequence[T]):
         return _vector(vector._count + len(rest), vector._shift, vector._root, rest)
 
     def set(self, index: int, item: T) -> Vector[T]:
-        """A new vector with ``item`` at ``index`` (negative counts from the end)."""
+        """A new vector with ``item`` at ``index`` (negative counts from the end; ``len(self)`` appends)."""
         count = self._count
         position = index + count if index < 0 else index
         if not 0 <= position < count:
+            if position == count:
+                return self.append(item)
             raise IndexError(f"Vector index out of range: {index} for {count} items")
         tail = self._tail
         in_tree = count - len(tail)
