@@ -1,13 +1,14 @@
-"""``Table``: the persistent mapping the state keeps what grows with the session by id in.
+"""``Table``: a persistent mapping for what grows with a session by id (tool-call records, message positions).
 
-The newest writes sit in a small ``immutables.Map``; older entries in a few
-dicts that are never changed once built (runs), oldest and largest first.
-When the small map reaches 1,024 entries it becomes a run, and a run is merged
-into the one before it while that one is no larger, as a binary counter
-carries: an entry is copied about log2(n / 1,024) times in its life (in C,
-a dict merge), a lookup asks the small map, then the runs, newest first (at
-most about log2(n / 1,024) + 1 dict lookups), and a write touches only the
-small map.
+The state keeps such a mapping as an ``immutables.Map`` up to 4,096 entries
+and as a ``Table`` past them (:func:`grown`). In a table, the newest writes
+sit in a small ``immutables.Map``; older entries in a few dicts that are
+never changed once built (runs), oldest and largest first. When the small map
+reaches 1,024 entries it becomes a run, and a run is merged into the one
+before it while that one is no larger, as a binary counter carries: an entry
+is copied about log2(n / 1,024) times in its life (in C, a dict merge), a
+lookup asks the small map, then the runs, newest first (at most about
+log2(n / 1,024) + 1 dict lookups), and a write touches only the small map.
 
 The point is the cycle collector. A hash trie such as ``immutables.Map`` is
 made of nodes the collector tracks; a write copies a path of them at a random
