@@ -9,6 +9,10 @@ before it while that one is no larger, as a binary counter carries: an entry
 is copied about log2(n / 1,024) times in its life (in C, a dict merge), a
 lookup asks the small map, then the runs, newest first (at most about
 log2(n / 1,024) + 1 dict lookups), and a write touches only the small map.
+A key in no run (a new id, checked before it is added) would be looked up in
+every run, each lookup in a large dict a few cache misses: a bitmap of the
+runs' keys (a Bloom filter: one bit a key, from its hash; 8 to 32 bits a
+key, copied with each new run) answers most such lookups with one.
 
 The point is the cycle collector. A hash trie such as ``immutables.Map`` is
 made of nodes the collector tracks; a write copies a path of them at a random
@@ -25,6 +29,7 @@ nodes refer to recent, cache-warm entries.
 from __future__ import annotations
 
 from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from itertools import chain
 from typing import Any, TypeVar, overload
 
 from immutables import Map
@@ -47,18 +52,21 @@ class Table(Mapping[K, V]):
     table is asked (writes do not count entries)."""
 
     # ``_recent`` holds the newest value of each key written since the last flush; ``_runs`` the
-    # older values, a key's newest one in the newest run holding it; ``_count`` the distinct keys,
-    # or -1 until ``len`` is first asked: counting on each write would look every new key up in
-    # every run, as a miss, and writes outnumber the times anyone asks a table its length.
-    __slots__ = ("_count", "_recent", "_runs")
+    # older values, a key's newest one in the newest run holding it; ``_seen`` the bitmap of the
+    # runs' keys (a key whose bit is clear is in no run); ``_count`` the distinct keys, or -1
+    # until ``len`` is first asked: counting on each write would look every new key up in the
+    # runs, and writes outnumber the times anyone asks a table its length.
+    __slots__ = ("_count", "_recent", "_runs", "_seen")
 
     _count: int
     _recent: Map[K, V]
     _runs: tuple[dict[K, V], ...]
+    _seen: bytes
 
     def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
         run = items._merged() if isinstance(items, Table) else dict(items)
-        self._count, self._recent, self._runs = len(run), _NO_RECENT, (run,) if run else ()
+        runs = (run,) if run else ()
+        self._count, self._recent, self._runs, self._seen = len(run), _NO_RECENT, runs, _marked(b"", run, runs)
 
     def __len__(self) -> int:
         if self._count < 0:
@@ -94,6 +102,11 @@ class Table(Mapping[K, V]):
     def __contains__(self, key: object) -> bool:
         if key in self._recent:
             return True
+        seen = self._seen
+        if seen:
+            bit = hash(key) & (len(seen) * 8 - 1)
+            if not seen[bit >> 3] >> (bit & 7) & 1:
+                return False
         for run in self._runs:  # noqa: SIM110 - a loop: any() over a generator doubles the cost of a miss
             if key in run:
                 return True
@@ -134,11 +147,12 @@ class Table(Mapping[K, V]):
         """A new table with ``key`` mapped to ``value``."""
         recent = self._recent.set(key, value)
         if len(recent) >= _RECENT:
-            return _table(_NO_RECENT, _carry((*self._runs, dict(recent.items()))))
+            return self._flushed(recent)
         table: Table[K, V] = _new(Table)
         table._count = -1
         table._recent = recent
         table._runs = self._runs
+        table._seen = self._seen
         return table
 
     def update(self, items: Mapping[K, V] | Iterable[tuple[K, V]]) -> Table[K, V]:
@@ -148,8 +162,18 @@ class Table(Mapping[K, V]):
             return self
         recent = self._recent.update(added)
         if len(recent) >= _RECENT:
-            return _table(_NO_RECENT, _carry((*self._runs, dict(recent.items()))))
-        return _table(recent, self._runs)
+            return self._flushed(recent)
+        table: Table[K, V] = _new(Table)
+        table._count, table._recent, table._runs, table._seen = -1, recent, self._runs, self._seen
+        return table
+
+    def _flushed(self, recent: Map[K, V]) -> Table[K, V]:
+        """A table with this one's runs and ``recent`` as a new run (carried into the older ones)."""
+        run = dict(recent.items())
+        runs = _carry((*self._runs, run))
+        table: Table[K, V] = _new(Table)
+        table._count, table._recent, table._runs, table._seen = -1, _NO_RECENT, runs, _marked(self._seen, run, runs)
+        return table
 
     def _merged(self) -> dict[K, V]:
         """Every entry in one new dict: the runs, oldest first, then the recent writes."""
@@ -177,10 +201,18 @@ def keyed(items: dict[K, V]) -> Map[K, V] | Table[K, V]:
     return Table(items) if len(items) > _SMALL else Map(items)
 
 
-def _table(recent: Map[Any, Any], runs: tuple[dict[Any, Any], ...]) -> Table[Any, Any]:
-    table: Table[Any, Any] = _new(Table)
-    table._count, table._recent, table._runs = -1, recent, runs
-    return table
+def _marked(seen: bytes, run: dict[Any, Any], runs: tuple[dict[Any, Any], ...]) -> bytes:
+    """``seen`` with the bits of ``run``'s keys set; sized anew, every key of ``runs`` marked, under 8 bits a key."""
+    entries = sum(map(len, runs))
+    if len(seen) >= entries:
+        bits, keys = bytearray(seen), iter(run)
+    else:  # 16 to 32 bits a key (8 at the least): 3 to 12 keys in 100 in no run find their bit set
+        bits, keys = bytearray(1 << (2 * entries - 1).bit_length() if entries else 0), chain.from_iterable(runs)
+    mask = len(bits) * 8 - 1
+    for key in keys:
+        bit = hash(key) & mask
+        bits[bit >> 3] |= 1 << (bit & 7)
+    return bytes(bits)
 
 
 def _carry(runs: tuple[dict[Any, Any], ...]) -> tuple[dict[Any, Any], ...]:

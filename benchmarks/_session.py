@@ -137,6 +137,11 @@ def bases(sizes: tuple[int, ...]) -> dict[int, AgentState]:
 
 def fresh_batches(base: AgentState, turns: int, batches: int) -> list[list[AgentInput]]:
     """``batches`` lists of ``turns`` generated turns, each list able to follow ``base``, no two alike."""
+    return [fresh_batch(base, turns, k) for k in range(batches)]
+
+
+def fresh_batch(base: AgentState, turns: int, k: int) -> list[AgentInput]:
+    """The ``k``-th list :func:`fresh_batches` makes: ``turns`` turns that follow the ``k - 1`` lists before it."""
     first = base.turns
     origin = base.timestamp - first * INPUTS_PER_TURN  # turn ``first`` starts just after ``base``
-    return [list(session(turns, first_turn=first + k * turns, timestamp=origin, start=False)) for k in range(batches)]
+    return list(session(turns, first_turn=first + k * turns, timestamp=origin, start=False))

@@ -18,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as c
-from _session import INPUTS_PER_TURN, MESSAGES_PER_TURN, bases, fold, fresh_batches, session
+from _session import INPUTS_PER_TURN, MESSAGES_PER_TURN, bases, fold, fresh_batch, session
 from immutables import Map
 
 from agent_core import AgentState, Message, Vector, initial_state, replay
@@ -32,11 +32,12 @@ to run otherwise); every timing includes the collections the work causes.
             tool calls each, the tool results, an answer: 40 inputs, 6 messages a turn), each run
             folded onto the state the last one left, as a live session or a replay does, until the
             session doubles (at least 100 turns more; the largest size reached is shown), then again
-            from the start with the same inputs (still in the caches: it favours the small sizes).
-            150 runs a size in each of two passes (40 with --quick), the sizes up, then down. Per
-            transition: the CPU time over all runs (every collection included: a run's median would
-            hide the rare costly ones), the median and the minimum wall time of a run, the
-            collector's share of the CPU time (gc.callbacks) and the collections per generation.
+            from the start with the same inputs. Blocks of 10 runs, the sizes in turn (300 runs a
+            size, 40 with --quick), a full collection before each block, untimed, so that a block's
+            collections walk only its own session's young objects. Per transition: the CPU time over
+            all runs (every collection included: a run's median would hide the rare costly ones),
+            the median and the minimum wall time of a run, the collector's share of the CPU time
+            (gc.callbacks) and the collections per generation.
             Target: the CPU time per transition at 100,000 messages <= 1.5x the time at 100.
 2. replay   replay() of a session's whole log (inputs decoded in memory) of 10,000 and 100,000
             messages (10,000 with --quick): ns per input and the collector's share of the CPU time.
@@ -76,53 +77,63 @@ def collections() -> list[int]:
     return [generation["collections"] for generation in gc.get_stats()]
 
 
-def stream(turns_per_run: int, runs: int) -> dict[int, dict[str, Any]]:
-    """Stream never-seen turns into sessions of each size in :data:`SIZES`: the sizes in a pass up, then down."""
+def stream(turns_per_run: int, rounds: int, block: int = 10) -> dict[int, dict[str, Any]]:
+    """Stream never-seen turns into sessions of each size in :data:`SIZES`, ``block`` runs a size in turn.
+
+    A full collection, untimed, before each block: the collections in a block walk only that
+    session's young objects (a young vector of another size's session would otherwise be walked on
+    this one's time).
+    """
     sessions = bases(SIZES)
-    timed = {size: Runs() for size in SIZES}
-    for size in (*SIZES, *reversed(SIZES)):
-        timed[size].stream(sessions[size], turns_per_run, runs)
-    return {size: timed[size].summary(sessions[size], turns_per_run * INPUTS_PER_TURN) for size in SIZES}
+    streams = {size: Stream(base, turns_per_run) for size, base in sessions.items()}
+    for _ in range(rounds):
+        for size in SIZES:
+            gc.collect()
+            streams[size].run(block)
+    return {size: streams[size].summary() for size in SIZES}
 
 
-class Runs:
-    """The timings of one size's runs: CPU and wall time, the collector's time and collections."""
+class Stream:
+    """One session taking runs of new turns, the state carried from run to run; its timings.
 
-    def __init__(self) -> None:
+    The session grows to twice its size (at least 100 turns more), then starts again from its base
+    with the same inputs: a 100-message session stays between 100 and 700 messages.
+    """
+
+    def __init__(self, base: AgentState, turns: int) -> None:
+        self.base, self.state, self.turns, self.runs = base, base, turns, 0
+        grows_by = max(len(base.messages), 100 * MESSAGES_PER_TURN)
+        self.cycle = -(-grows_by // (turns * MESSAGES_PER_TURN))
         self.cpu_ns = 0
         self.walls: list[int] = []
         self.collector = CollectorTime()
         self.collections = [0, 0, 0]
         self.largest = 0
 
-    def stream(self, base: AgentState, turns: int, runs: int) -> None:
-        """Fold ``runs`` runs of ``turns`` new turns one after the other, the state carried from run to run.
-
-        The session grows to twice its size (at least 100 turns more), then starts again from ``base``
-        with the same inputs: a 100-message session stays between 100 and 700 messages.
-        """
-        grows_by = max(len(base.messages), 100 * MESSAGES_PER_TURN)
-        batches = fresh_batches(base, turns, min(runs, -(-grows_by // (turns * MESSAGES_PER_TURN))))
-        gc.collect()  # what building the inputs left behind is not the stream's garbage
-        state, before = base, collections()
+    def run(self, runs: int) -> None:
+        """Fold ``runs`` runs of ``turns`` new turns, generated before the clock starts."""
+        batches = [fresh_batch(self.base, self.turns, (self.runs + k) % self.cycle) for k in range(runs)]
+        state, before = self.state, collections()
         gc.callbacks.append(self.collector)
         cpu = time.thread_time_ns()
-        for k in range(runs):
-            if k % len(batches) == 0:
-                state = base
+        for batch in batches:
+            if self.runs % self.cycle == 0:
+                state = self.base
             start = time.perf_counter_ns()
-            state = fold(state, batches[k % len(batches)])
+            state = fold(state, batch)
             self.walls.append(time.perf_counter_ns() - start)
+            self.runs += 1
         self.cpu_ns += time.thread_time_ns() - cpu
         gc.callbacks.remove(self.collector)
-        self.largest = max(self.largest, len(state.messages))
+        self.state, self.largest = state, max(self.largest, len(state.messages))
         self.collections = [n + b - a for n, b, a in zip(self.collections, collections(), before, strict=True)]
 
-    def summary(self, base: AgentState, inputs: int) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
         """Per transition: CPU time over all runs, a run's median and minimum wall time, the collector's share."""
+        inputs = self.turns * INPUTS_PER_TURN
         total = len(self.walls) * inputs
         return {
-            "messages": len(base.messages),
+            "messages": len(self.base.messages),
             "largest": self.largest,
             "transitions": total,
             "cpu_ns": self.cpu_ns / total,
@@ -324,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     data: dict[str, Any] = {"mode": "quick" if args.quick else "full", "gc_thresholds": list(gc.get_threshold())}
     if "stream" in sections:
-        data["stream"] = stream(10, 40 if args.quick else 150)
+        data["stream"] = stream(10, 4 if args.quick else 30)
     if "replay" in sections:
         data["replay"] = replay_cost((10_000,) if args.quick else (10_000, 100_000), 3 if args.quick else 5)
     if "memory" in sections:
