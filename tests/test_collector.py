@@ -94,3 +94,12 @@ def test_a_long_table_is_tracked_as_a_few_objects_whatever_its_size(long_state: 
     # (fewer than 1,200 whatever the session's length); none of the runs, none of the entries.
     assert len(tracked) < 1_200 < len(table) / 3, [type(item).__name__ for item in tracked][:20]
     assert not any(isinstance(item, dict) for item in tracked)
+
+
+def test_a_long_state_decodes_to_an_equal_state_with_the_same_hash(long_state: ac.AgentState) -> None:
+    for format in ("json", "msgpack"):
+        decoded = ac.decode_state(ac.encode_state(long_state, format=format), format=format)
+        assert decoded == long_state
+        assert ac.state_hash(decoded) == ac.state_hash(long_state)
+        assert isinstance(decoded.tool_calls, ac.Table) and isinstance(decoded.message_index, ac.Table)
+        assert decoded.tool_calls["c7"] == long_state.tool_calls["c7"] and decoded.message_index["a9"] == 19
