@@ -18,8 +18,7 @@ from ._events import (
     StateUpdated,
 )
 from ._machine import Machine
-from ._pending import PendingCommit
-from ._protocols import Controller, Dispatch, Journal, effect
+from ._protocols import Controller, Dispatch, Journal, OnLoop, Pending, effect
 from ._reconcile import Plan, reconcile
 from ._run import current_run, parked
 from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
@@ -43,7 +42,8 @@ __all__ = [
     "MachineCore",
     "MachineEvent",
     "MachineStopped",
-    "PendingCommit",
+    "OnLoop",
+    "Pending",
     "Plan",
     "StateUpdated",
     "StepResult",

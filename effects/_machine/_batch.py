@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from ._events import InputReceived, InputRejected, MachineEvent, StateUpdated
-from ._pending import Pending
+from ._protocols import Pending
 from ._reconcile import Plan
 
 S = TypeVar("S")

@@ -18,8 +18,7 @@ from ._core import MachineCore
 from ._events import MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, threadsafe_scheduler
-from ._pending import OnLoop, Pending
-from ._protocols import Journal
+from ._protocols import Journal, OnLoop, Pending
 from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 from ._subscribers import Subscribers
 from ._tasks import EffectTasks

@@ -3,7 +3,6 @@
 Import the public names from ``effects``.
 """
 
-from ._digest import turn_digest
 from ._errors import (
     ConcurrencyError,
     LogDamaged,
@@ -17,19 +16,20 @@ from ._errors import (
 )
 from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
+from ._integrity import turn_digest
 from ._journal import SessionJournal
 from ._jsonl import export_session, import_session
 from ._load import load_state
 from ._memory import MemoryStore
 from ._open import open_store
-from ._postgres import PostgresStore
-from ._postgres_wait import InputsListener
+from ._postgres import InputsListener, PostgresStore
 from ._protocol import EventStore, session_exists
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
+from ._writer import PendingCommit
 
 __all__ = [
     "DEFAULT_FOLLOW_INTERVAL",
@@ -41,6 +41,7 @@ __all__ = [
     "MemoryStore",
     "NotAStore",
     "Origin",
+    "PendingCommit",
     "PostgresStore",
     "ReplayDiverged",
     "ReplayReport",

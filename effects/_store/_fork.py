@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._errors import SessionExists
-from ._fold import Position, fold
+from ._integrity import Position, fold
 from ._journal import SessionJournal
 from ._protocol import EventStore, session_exists
 from ._records import Origin, StoredInput

@@ -9,13 +9,12 @@ from msgspec.structs import replace
 
 from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input
 
-from ._chaining import Encoded, chain, continuing, fold_inputs
-from ._fold import Position
+from ._commit_verdicts import Commit, Verdicts
+from ._integrity import Encoded, Position, chain, continuing, fold_inputs
 from ._load import load_for_append
 from ._protocol import EventStore
 from ._records import Origin, Snapshot, StoredInput
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY, SnapshotSchedule, take_snapshot
-from ._verdicts import Commit, Verdicts
 
 Durability = Literal["input", "turn"]
 """When a journal commits: ``"input"`` every batch before anything depends on it (the default); ``"turn"`` when

@@ -23,9 +23,8 @@ from agent_core import (
     replay,
 )
 
-from ._chaining import Encoded
 from ._errors import SessionExists
-from ._fold import checked_inputs
+from ._integrity import Encoded, checked_inputs
 from ._journal import SessionJournal
 from ._protocol import EventStore, session_exists
 from ._records import SessionInfo

@@ -7,7 +7,7 @@ import logging
 from agent_core import STATE_FORMAT, AgentState, DecodeError, decode_state, state_digest
 
 from ._errors import ReplayDiverged
-from ._fold import Position, chained, fold
+from ._integrity import Position, chained, fold
 from ._protocol import EventStore
 from ._records import Snapshot
 from ._snapshots import disagreement

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from ._errors import SessionNotFound
+from ._integrity import check_continues, check_snapshot
 from ._records import Origin, SessionInfo, Snapshot, StoredInput, timestamp_of
-from ._validate import check_continues, check_snapshot
 
 
 class _Log:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ._postgres import PostgresStore
-from ._postgres_schema import is_dsn
+from ._postgres import PostgresStore, is_dsn
 from ._protocol import EventStore
 from ._sqlite import SqliteStore
 

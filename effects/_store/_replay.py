@@ -9,7 +9,7 @@ import msgspec
 from agent_core import AgentInput, AgentState, state_digest, state_hash
 
 from ._errors import LogDamaged, ReplayDiverged
-from ._fold import Position, chained, fold
+from ._integrity import Position, chained, fold
 from ._load import dated, usable
 from ._protocol import EventStore
 from ._records import Snapshot, StoredInput

@@ -17,7 +17,7 @@ from agent_core import (
 )
 
 from .._machine import reconcile
-from ._fold import Position, fold
+from ._integrity import Position, fold
 from ._protocol import EventStore
 from ._records import StoredInput
 from ._replay import PROGRESS_EVERY, Progress

@@ -23,7 +23,7 @@ import anyio
 
 from agent_core import ContextToolResult, LlmContext
 from effects import ModelReply, PostgresStore, SqliteStore, StateUpdated, open_session, open_store, tool
-from effects._store import _postgres_write
+from effects._store._postgres import _write as _postgres_write
 from effects.testing import ScriptedModel, call_tools, say
 
 SESSIONS, TURNS = 20, 200

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-from .._machine._pending import PendingCommit, settle
+from ._pending_commit import PendingCommit, settle
 
 J = TypeVar("J")  # a job: what one session's batch asks to write
 

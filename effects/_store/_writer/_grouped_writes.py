@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._machine import PendingCommit
-from ._group import GroupWriter
-from ._records import Append, Origin, Snapshot, StoredInput
+from .._records import Append, Origin, Snapshot, StoredInput
+from ._group_writer import GroupWriter
+from ._pending_commit import PendingCommit
 
 
 class GroupedWrites:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from contextlib import suppress
 
-from .._machine._pending import Pending
+from .._machine import Pending
 
 Commit = Pending | None
 """What handing a batch over returns: its :class:`~effects.PendingCommit` (a store with a writer), or ``None``."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ._errors import StoreUnavailable
-from ._postgres_schema import connect, driver, unusable
+from .._errors import StoreUnavailable
+from ._schema import connect, driver, unusable
 
 T = TypeVar("T")
 

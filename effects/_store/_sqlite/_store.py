@@ -6,13 +6,12 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 
-from ._errors import SessionNotFound
-from ._group import GroupWriter
-from ._grouped import GroupedWrites
-from ._packing import stored_input, stored_snapshot
-from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
-from ._sqlite_schema import Synchronous, connect, has_anchors, sqlite_errors
-from ._sqlite_write import commit_group
+from .._errors import SessionNotFound
+from .._packing import stored_input, stored_snapshot
+from .._records import Append, SessionInfo, Snapshot, StoredInput, session_info
+from .._writer import GroupedWrites, GroupWriter
+from ._schema import Synchronous, connect, has_anchors, sqlite_errors
+from ._write import commit_group
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"

@@ -7,10 +7,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from ._packing import pack, pack_snapshot
-from ._records import Append, Origin, Snapshot, StoredInput, timestamp_of
-from ._sqlite_schema import commit_failure, failure, sqlite_errors
-from ._validate import JOB_ERRORS, check_job
+from .._integrity import JOB_ERRORS, check_job
+from .._packing import pack, pack_snapshot
+from .._records import Append, Origin, Snapshot, StoredInput, timestamp_of
+from ._schema import commit_failure, failure, sqlite_errors
 
 
 def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:

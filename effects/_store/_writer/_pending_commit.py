@@ -13,45 +13,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+
+from ..._machine import OnLoop
 
 logger = logging.getLogger("effects.machine")
 
 _MAKING_WAITER = threading.Lock()  # two threads blocking on one commit share one event
-
-
-class Pending(Protocol):
-    """What the machine waits on: a :class:`PendingCommit`, or a ``concurrent.futures.Future``."""
-
-    def done(self) -> bool:
-        """Whether the verdict is in."""
-        ...
-
-    def result(self, timeout: float | None = None) -> object:
-        """Wait for the verdict; raise the error it holds."""
-        ...
-
-    def add_done_callback(self, fn: Callable[[Any], object], /) -> None:
-        """Call ``fn(self)`` once the verdict is in (at once if it is)."""
-        ...
-
-
-class OnLoop:
-    """A done-callback that runs ``fn()`` on an event loop through ``schedule`` (a thread-safe call-soon).
-
-    Given to a ``concurrent.futures.Future`` it schedules ``fn`` when the future
-    is done; given to a :class:`PendingCommit` settled with a group, it shares
-    one ``schedule`` call with every other :class:`OnLoop` of that loop.
-    """
-
-    __slots__ = ("fn", "schedule")
-
-    def __init__(self, schedule: Callable[..., object], fn: Callable[[], object]) -> None:
-        self.schedule = schedule
-        self.fn = fn
-
-    def __call__(self, _done: object) -> None:
-        self.schedule(self.fn)
 
 
 class PendingCommit:

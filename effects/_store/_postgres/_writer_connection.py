@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._errors import ConcurrencyError
-from ._postgres_connection import Reconnecting
-from ._postgres_schema import driver
-from ._postgres_write import Verdicts, commit_group
-from ._records import Append
+from .._errors import ConcurrencyError
+from .._records import Append
+from ._connection import Reconnecting
+from ._schema import driver
+from ._write import Verdicts, commit_group
 
 
 class GroupConnection:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from agent_core import AgentInput, AgentState, transition
 
+from .._records import StoredInput, chain_hash
 from ._digest import turn_digest
 from ._fold import Position
-from ._records import StoredInput, chain_hash
 
 Encoded = tuple[AgentInput, int, bytes]
 """An input with the schema version and MessagePack bytes it is stored as."""

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from ._errors import NotAStore, StoreDamaged, StoreError, StoreUnavailable
+from .._errors import NotAStore, StoreDamaged, StoreError, StoreUnavailable
 
 FORMAT = 1
 """The store layout this release writes and reads (kept in the ``meta`` table)."""

@@ -16,9 +16,9 @@ from agent_core import (
     transition,
 )
 
+from .._errors import LogDamaged, ReplayDiverged
+from .._records import GENESIS, StoredInput, chain_hash
 from ._digest import turn_digest
-from ._errors import LogDamaged, ReplayDiverged
-from ._records import GENESIS, StoredInput, chain_hash
 
 
 class Position(NamedTuple):

@@ -6,15 +6,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
-from ._errors import SessionNotFound
-from ._group import GroupWriter
-from ._grouped import GroupedWrites
-from ._packing import stored_input, stored_snapshot
-from ._postgres_connection import Reconnecting
-from ._postgres_group import GroupConnection
-from ._postgres_schema import HAS_ANCHORS, shown
-from ._postgres_wait import DEFAULT_RECONNECT_FOR, InputsListener
-from ._records import Append, SessionInfo, Snapshot, StoredInput, session_info
+from .._errors import SessionNotFound
+from .._packing import stored_input, stored_snapshot
+from .._records import Append, SessionInfo, Snapshot, StoredInput, session_info
+from .._writer import GroupedWrites, GroupWriter
+from ._connection import Reconnecting
+from ._listen import DEFAULT_RECONNECT_FOR, InputsListener
+from ._schema import HAS_ANCHORS, shown
+from ._writer_connection import GroupConnection
 
 _CHUNK = 2048  # records per query while reading: bounded memory, few round trips
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._packing import pack, pack_snapshot
-from ._postgres_schema import CHANNEL
-from ._records import Append, timestamp_of
-from ._validate import JOB_ERRORS, Stored, check_job
+from .._integrity import JOB_ERRORS, Stored, check_job
+from .._packing import pack, pack_snapshot
+from .._records import Append, timestamp_of
+from ._schema import CHANNEL
 
 Verdicts = list[BaseException | None]
 

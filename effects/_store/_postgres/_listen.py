@@ -8,8 +8,8 @@ from typing import Any
 
 import anyio
 
-from ._errors import StoreUnavailable
-from ._postgres_schema import CHANNEL, driver, open_connection, shown
+from .._errors import StoreUnavailable
+from ._schema import CHANNEL, driver, open_connection, shown
 
 logger = logging.getLogger("effects.store")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._errors import ConcurrencyError, SessionNotFound
-from ._records import Append, StoredInput, chain_hash
+from .._errors import ConcurrencyError, SessionNotFound
+from .._records import Append, StoredInput, chain_hash
 
 Stored = tuple[int, bytes]
 """A session as a store holds it: its length and its head (the last record's chain hash)."""

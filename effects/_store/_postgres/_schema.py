@@ -5,9 +5,9 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .._extras import install_command
-from ._errors import NotAStore, StoreError, StoreUnavailable
-from ._sqlite_schema import FORMAT
+from ..._extras import install_command
+from .._errors import NotAStore, StoreError, StoreUnavailable
+from .._sqlite import FORMAT
 
 if TYPE_CHECKING:
     import psycopg
