@@ -3,25 +3,26 @@
 Usable for any reducer, not only the agent. Import the public names from ``effects``.
 """
 
-from ._backlog import DEFAULT_MAX_BACKLOG, Backpressure
-from ._batch import StepResult
-from ._core import MachineCore
-from ._errors import EffectInputRefused, MachineStopped
+from ._backlog import DEFAULT_MAX_BACKLOG
+from ._core import MachineCore, Plan, StepResult, reconcile
 from ._events import (
+    MACHINE_STOPPED,
+    NO_LONGER_DERIVED,
+    Backpressure,
     EffectCanceled,
     EffectCompleted,
     EffectFailed,
+    EffectInputRefused,
     EffectStarted,
     InputReceived,
     InputRejected,
     MachineEvent,
+    MachineStopped,
     StateUpdated,
 )
 from ._machine import Machine
 from ._protocols import Controller, Dispatch, Journal, OnLoop, Pending, effect
-from ._reconcile import Plan, reconcile
 from ._run import current_run, parked
-from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 
 __all__ = [
     "DEFAULT_MAX_BACKLOG",

@@ -20,28 +20,10 @@ from __future__ import annotations
 
 import threading
 
+from ._events import Backpressure
+
 DEFAULT_MAX_BACKLOG = 1_000
 """How many inputs a machine holds, not yet applied and durable, before a dispatch from outside is refused."""
-
-
-class Backpressure(RuntimeError):
-    """A dispatch from outside found the machine's backlog full: the input was not queued.
-
-    ``backlog`` inputs wait to be applied and made durable, as many as the
-    machine's ``limit`` (``max_backlog``): the store (or the event loop) is
-    behind the producer. ``await machine.wait_for_room()`` (or
-    ``session.wait_for_room()``) before dispatching again, or give the machine
-    a larger ``max_backlog``.
-    """
-
-    def __init__(self, backlog: int, limit: int) -> None:
-        self.backlog = backlog
-        self.limit = limit
-        super().__init__(
-            f"the machine holds {backlog:,} inputs not yet applied and durable, its bound (max_backlog={limit:,}); "
-            "the input was not queued: the store is behind the producer. Await wait_for_room() on the session "
-            "or machine before dispatching more, or raise max_backlog"
-        )
 
 
 class Backlog:

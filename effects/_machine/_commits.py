@@ -8,7 +8,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 
 from ._core import MachineCore
-from ._errors import EffectInputRefused
+from ._events import EffectInputRefused
 from ._run import EffectRun
 
 I = TypeVar("I")  # noqa: E741 - the input type

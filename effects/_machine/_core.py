@@ -1,25 +1,150 @@
-"""The synchronous machine: applies inputs in batches, journals them, and reconciles the running effects.
+"""The sans-I/O machine: which effects start and stop, and applying a batch of inputs.
 
-No threads, no event loop, no I/O: a host without asyncio drives it in a plain
-loop (see ``examples/host_driven.py``), and the async :class:`Machine` is a
-thin shell around it. The running key set and its reconciliation live in
-``_running``; folding one batch lives in ``_batch``.
+No threads, no event loop, no I/O, so any event loop (or none) can drive it:
+:func:`reconcile` compares key sets; :func:`fold` folds inputs, sorting them
+into accepted and refused; :class:`MachineCore` applies a batch (check,
+transition, ``follow_up``, the journal's verdict, ``effects_at``) and keeps the
+running keys. The async :class:`~effects.Machine` and the Temporal workflow
+are both drivers of these; a host without asyncio drives :class:`MachineCore`
+in a plain loop (``examples/host_driven.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
-from ._batch import Rejects, StepResult, checked_rejects, fold
-from ._events import MachineEvent
-from ._protocols import Journal
-from ._reconcile import EMPTY_PLAN
-from ._running import MACHINE_STOPPED, RunningEffects
+import msgspec
+
+from ._events import (
+    MACHINE_STOPPED,
+    NO_LONGER_DERIVED,
+    EffectCanceled,
+    EffectCompleted,
+    EffectFailed,
+    EffectStarted,
+    InputReceived,
+    InputRejected,
+    MachineEvent,
+    StateUpdated,
+)
+from ._protocols import Journal, Pending
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
 E = TypeVar("E")
+
+Rejects = type[Exception] | tuple[type[Exception], ...]
+"""The exception types by which ``transition`` refuses an input (``()``: none)."""
+
+
+class Plan(msgspec.Struct, frozen=True):
+    """What a reconciliation decided: keys to ``cancel`` (in running order), keys to ``start`` (in wanted order)."""
+
+    cancel: tuple[str, ...] = ()
+    start: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        """True when the plan has anything to do."""
+        return bool(self.cancel or self.start)
+
+
+EMPTY_PLAN = Plan()
+
+_LOOKUPS = (dict, set, frozenset, Mapping, AbstractSet)
+
+
+def reconcile(running: Iterable[str], wanted: Mapping[str, Any]) -> Plan:
+    """Compare the running keys with the keys the state wants now.
+
+    Keys in ``running`` but not in ``wanted`` are cancelled, in the order of
+    ``running``; keys in ``wanted`` but not running are started, in the order of
+    ``wanted`` (the order ``effects_at`` returned them), so a run is reproducible.
+    Cancelling then starting turns the running set into exactly ``wanted``'s keys.
+    ``running`` must not repeat a key. A key that is still wanted keeps running
+    untouched: an effect's identity is its key, not its value.
+    """
+    # Mappings and sets answer `in` in constant time; anything else is read once into a dict (ordered).
+    if type(running) is not dict and not isinstance(running, _LOOKUPS):
+        running = dict.fromkeys(running)
+    # List comprehensions, then tuple(): cheaper than tuple(generator) on this hot path.
+    cancel = tuple([key for key in running if key not in wanted])
+    start = tuple([key for key in wanted if key not in running])
+    if cancel or start:
+        return Plan(cancel, start)
+    return EMPTY_PLAN
+
+
+def fold(
+    state: S,
+    inputs: Iterable[I],
+    check: Callable[[S, I], object | None] | None,
+    transition: Callable[[S, I], S],
+    rejects: Rejects,
+    accepted: list[tuple[I, S]],
+    rejected: list[tuple[I, Any]],
+    events: list[MachineEvent] | None,
+) -> S:
+    """``state`` after the inputs of ``inputs`` it accepts; each lands in ``accepted`` (with the state after it)
+    or ``rejected`` (with its rejection), and its timeline in ``events`` (unless None).
+
+    An input is refused when ``check(state, input)`` returns anything but
+    ``None``, or when ``transition`` raises one of ``rejects`` (the rejection is
+    the error's ``rejection`` attribute, else the error). Any other error propagates.
+    """
+    for inp in inputs:
+        rejection = None if check is None else check(state, inp)
+        if rejection is None:
+            try:
+                state = transition(state, inp)  # not assigned when it raises: the input changes nothing
+            except rejects as error:
+                rejection = _rejection_of(error)
+            else:
+                accepted.append((inp, state))
+                if events is not None:
+                    events.append(InputReceived(input=inp))
+                    events.append(StateUpdated(input=inp, state=state))
+                continue
+        rejected.append((inp, rejection))
+        if events is not None:
+            events.append(InputRejected(input=inp, rejection=rejection))
+    return state
+
+
+def checked_rejects(rejects: Rejects) -> Rejects:
+    types = rejects if isinstance(rejects, tuple) else (rejects,)
+    if not all(isinstance(t, type) and issubclass(t, Exception) for t in types):
+        raise TypeError(
+            f"rejects= expects an exception type or a tuple of them (e.g. rejects=InvalidInput), got {rejects!r}"
+        )
+    return rejects
+
+
+def _rejection_of(error: Exception) -> object:
+    """What an input-rejected event carries for ``error``: its ``rejection`` attribute, else the error itself."""
+    rejection = getattr(error, "rejection", None)
+    return error if rejection is None else rejection
+
+
+class StepResult(msgspec.Struct, Generic[S, I, E], frozen=True, kw_only=True):
+    """What one :meth:`MachineCore.apply` did.
+
+    ``accepted`` pairs each applied input with the state right after it;
+    ``rejected`` pairs each refused input with its rejection; ``plan`` is the
+    reconciliation against the final state; ``starting`` maps each key of
+    ``plan.start`` to its effect; ``events`` is the timeline to publish, in order.
+    ``pending`` is the journal's commit still in flight (``apply(hand_over=True)``
+    with a journal that has ``submit``): wait for it before publishing the
+    events or starting the effects.
+    """
+
+    accepted: list[tuple[I, S]]
+    rejected: list[tuple[I, Any]]
+    plan: Plan
+    starting: dict[str, E]
+    events: list[MachineEvent]
+    pending: Pending | None = None
 
 
 class MachineCore(Generic[S, I, E]):
@@ -70,7 +195,8 @@ class MachineCore(Generic[S, I, E]):
         self._effects_at = effects_at
         self._check = check
         self._rejects = checked_rejects(rejects)
-        self._effects: RunningEffects[E] = RunningEffects()
+        self._running: dict[str, E] = {}
+        self._ended: dict[str, E] = {}  # ended on their own while still derived: not restarted
         self._applying = False
 
     def current(self) -> S:
@@ -79,20 +205,19 @@ class MachineCore(Generic[S, I, E]):
 
     def running_keys(self) -> tuple[str, ...]:
         """Keys of the effects started and neither ended nor cancelled, in start order."""
-        return tuple(self._effects.running)
+        return tuple(self._running)
 
     def running(self) -> Mapping[str, E]:
         """The running effects by key, in start order (a read-only view)."""
-        return self._effects.running.copy()
+        return self._running.copy()
 
     def tracks(self, key: str) -> bool:
         """Whether the state (as of the last reconciliation) derives ``key``, with its effect running or ended."""
-        effects = self._effects
-        return key in effects.running or key in effects.ended
+        return key in self._running or key in self._ended
 
     def ended_keys(self) -> tuple[str, ...]:
         """Keys whose effect ended while the state still derives them (they are not restarted)."""
-        return tuple(self._effects.ended)
+        return tuple(self._ended)
 
     def apply(
         self,
@@ -149,7 +274,7 @@ class MachineCore(Generic[S, I, E]):
             else:
                 pending = submit([inp for inp, _ in accepted], [after for _, after in accepted])
         self._state = state
-        plan, starting = self._effects.reconcile(self._effects_at(state), events) if reconcile else (EMPTY_PLAN, {})
+        plan, starting = self._reconcile(self._effects_at(state), events) if reconcile else (EMPTY_PLAN, {})
         return StepResult(
             accepted=accepted,
             rejected=rejected,
@@ -158,6 +283,26 @@ class MachineCore(Generic[S, I, E]):
             events=events if events else [],
             pending=pending,
         )
+
+    def _reconcile(self, wanted: Mapping[str, E], events: list[MachineEvent] | None) -> tuple[Plan, dict[str, E]]:
+        """Cancel the running keys ``wanted`` lacks; start its keys neither running nor ended while derived."""
+        ended, running = self._ended, self._running
+        if ended:
+            self._ended = ended = {key: eff for key, eff in ended.items() if key in wanted}
+        plan = reconcile(running, wanted)
+        if plan is EMPTY_PLAN:
+            return plan, {}
+        for key in plan.cancel:
+            eff = running.pop(key)
+            if events is not None:
+                events.append(EffectCanceled(key=key, effect=eff, reason=NO_LONGER_DERIVED))
+        starting = {key: wanted[key] for key in plan.start if key not in ended}
+        if len(starting) != len(plan.start):
+            plan = Plan(plan.cancel, tuple(starting))
+        running.update(starting)
+        if events is not None:
+            events.extend(EffectStarted(key=key, effect=eff) for key, eff in starting.items())
+        return plan, starting
 
     def effect_ended(self, key: str, error: BaseException | None = None, *, events: bool = True) -> MachineEvent | None:
         """Record that the running effect under ``key`` ended (raised ``error`` if given).
@@ -168,7 +313,15 @@ class MachineCore(Generic[S, I, E]):
         With ``events=False`` the end is recorded the same and no event is built
         (``None``): a host with nobody to tell skips that work.
         """
-        return self._effects.end(key, error, events)
+        eff = self._running.pop(key, _MISSING)
+        if eff is _MISSING:
+            return None
+        self._ended[key] = eff
+        if not events:
+            return None
+        if error is None:
+            return EffectCompleted(key=key, effect=eff)
+        return EffectFailed(key=key, effect=eff, error=error)
 
     def revert(self, state: S) -> None:
         """Go back to ``state``, :meth:`current` before the last :meth:`apply`, whose ``result.pending`` commit failed.
@@ -184,4 +337,10 @@ class MachineCore(Generic[S, I, E]):
         Ended keys are forgotten too, so a later :meth:`apply` starts everything
         the state derives again: that is how a stopped machine resumes.
         """
-        return self._effects.stop(reason)
+        events: list[MachineEvent] = [EffectCanceled(key=k, effect=e, reason=reason) for k, e in self._running.items()]
+        self._running.clear()
+        self._ended.clear()
+        return events
+
+
+_MISSING: Any = object()

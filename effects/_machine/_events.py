@@ -1,4 +1,4 @@
-"""The timeline a machine publishes to its subscribers.
+"""The timeline a machine publishes to its subscribers, and the errors by which it stops.
 
 Per batch of inputs, in order: for each input either ``input-received`` then
 ``state-updated`` (carrying the state right after that input) or
@@ -7,6 +7,13 @@ state, ``effect-canceled`` and ``effect-started``. Later, when an effect ends on
 its own: ``effect-completed`` or ``effect-failed``. Events are frozen structs
 tagged by the class variable ``type``; hosts publish their own events (streamed
 text, progress) by subclassing :class:`MachineEvent` and calling ``emit``.
+
+Exceptions always propagate: an error raised by an effect's own code, by a
+subscriber, by ``transition`` (other than its ``rejects`` types), by
+``effects_at`` or by the journal stops the machine and leaves
+``Machine.running()`` as itself. :class:`EffectInputRefused` and
+:class:`MachineStopped` name what has no exception of its own;
+:class:`Backpressure` refuses a dispatch from outside when the backlog is full.
 """
 
 from __future__ import annotations
@@ -18,6 +25,12 @@ import msgspec
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type, named as in transition(state, input)
 E = TypeVar("E")
+
+NO_LONGER_DERIVED = "key no longer derived"
+"""Cancellation reason when the state stops deriving an effect's key."""
+
+MACHINE_STOPPED = "machine stopped"
+"""Cancellation reason when the machine stops."""
 
 
 class MachineEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,3 +108,51 @@ class EffectFailed(MachineEvent, Generic[E], frozen=True, kw_only=True):
     key: str
     effect: E
     error: BaseException
+
+
+class EffectInputRefused(RuntimeError):
+    """An effect dispatched an input that the state refused, and the state still derives the effect.
+
+    The effect's work is lost and nothing would ever move the session on, so
+    the machine stops instead of looking settled. (A refusal after which the
+    effect's key is gone is a harmless race, e.g. a tool finishing as the user
+    cancels the turn: it is only an ``input-rejected`` event.)
+    """
+
+    def __init__(self, key: str, inp: Any, rejection: Any) -> None:
+        self.key = key
+        self.input = inp
+        self.rejection = rejection
+        tag = getattr(inp, "type", None) or type(inp).__name__
+        super().__init__(
+            f"effect {key!r} dispatched {tag}, which the state refused ({rejection}); an effect must "
+            "dispatch inputs that are valid for the state it runs in: this is a bug in the effect or the reducer"
+        )
+
+
+class MachineStopped(RuntimeError):
+    """Raised by ``Machine.settled()`` when the machine stopped because of an error while the caller waited.
+
+    The error that stopped it is the ``__cause__``; the task holding
+    ``Machine.running()`` receives the error itself.
+    """
+
+
+class Backpressure(RuntimeError):
+    """A dispatch from outside found the machine's backlog full: the input was not queued.
+
+    ``backlog`` inputs wait to be applied and made durable, as many as the
+    machine's ``limit`` (``max_backlog``): the store (or the event loop) is
+    behind the producer. ``await machine.wait_for_room()`` (or
+    ``session.wait_for_room()``) before dispatching again, or give the machine
+    a larger ``max_backlog``.
+    """
+
+    def __init__(self, backlog: int, limit: int) -> None:
+        self.backlog = backlog
+        self.limit = limit
+        super().__init__(
+            f"the machine holds {backlog:,} inputs not yet applied and durable, its bound (max_backlog={limit:,}); "
+            "the input was not queued: the store is behind the producer. Await wait_for_room() on the session "
+            "or machine before dispatching more, or raise max_backlog"
+        )

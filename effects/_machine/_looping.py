@@ -12,14 +12,12 @@ import anyio.abc
 import anyio.lowlevel
 
 from ._backlog import Backlog
-from ._batch import StepResult
 from ._commits import Commits
-from ._core import MachineCore
-from ._events import MachineEvent
+from ._core import MachineCore, StepResult
+from ._events import MACHINE_STOPPED, NO_LONGER_DERIVED, MachineEvent
 from ._host import MachineHost
 from ._loop import Waker, threadsafe_scheduler
 from ._protocols import Journal, OnLoop, Pending
-from ._running import MACHINE_STOPPED, NO_LONGER_DERIVED
 from ._subscribers import Subscribers
 from ._tasks import EffectTasks
 from ._waits import Waits

@@ -14,15 +14,13 @@ from typing import TypeVar
 import anyio
 
 from ._backlog import DEFAULT_MAX_BACKLOG, Backlog
-from ._batch import Rejects
 from ._commits import Commits
-from ._core import MachineCore
-from ._events import MachineEvent
+from ._core import MachineCore, Rejects
+from ._events import MACHINE_STOPPED, MachineEvent
 from ._feeding import MachineFeed
 from ._host import MachineHost
 from ._loop import reraise_single
 from ._protocols import Controller, Journal
-from ._running import MACHINE_STOPPED
 from ._subscribers import Handler, Subscribers
 from ._tasks import EffectTasks
 from ._waits import Waits

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import anyio
 import anyio.lowlevel
 
-from ._errors import MachineStopped
+from ._events import MachineStopped
 
 
 class Waits:
