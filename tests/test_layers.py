@@ -18,14 +18,12 @@ EFFECTS = ROOT / "effects"
 
 # Each part of effects, and the parts it may import (besides agent_core and outside packages).
 # Leaves any part may import: small helpers with no dependency inside effects.
-LEAVES = frozenset({"_text", "_arguments", "_deadline", "_trio_deadline", "_extras"})
+LEAVES = frozenset({"_text", "_arguments", "_extras"})
 
 ALLOWED: dict[str, frozenset[str]] = {
     "_text": frozenset(),
     "_arguments": frozenset(),
     "_extras": frozenset(),
-    "_deadline": frozenset(),
-    "_trio_deadline": frozenset(),
     "_machine": frozenset(),
     "_clock": frozenset({"_machine"}),
     "_model": frozenset(),

@@ -17,12 +17,12 @@ import itertools
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import anyio
 
-from .._deadline import deadline_after
-from .._machine import parked
+from .._machine import parked, sleep
+from ._deadlines import deadline_after
 
 
 @runtime_checkable
@@ -41,6 +41,9 @@ class Clock(Protocol):
 class SystemClock:
     """The wall clock (``time.time_ns``), waiting with the event loop's own sleep."""
 
+    loop_deadlines: ClassVar[bool] = True
+    """Its deadlines run on the event loop's clock, so under trio an effect's last call may use its own scope."""
+
     def now_ms(self) -> int:
         """The wall-clock time, ms since the epoch."""
         return time.time_ns() // 1_000_000
@@ -55,17 +58,23 @@ class SystemClock:
         """A block cancelled when the wall clock reaches ``ms`` (the cancellation ends the block only).
 
         Measured on the event loop's monotonic clock from now, with one loop
-        timer for all such deadlines (see ``effects._deadline``): much cheaper
+        timer for all such deadlines (see ``effects._clock._deadlines``): much cheaper
         than a task waiting alongside the work, or a cancel scope per call.
         """
         return deadline_after(max(0, ms - self.now_ms()) / 1000)
 
     async def sleep_until(self, ms: int) -> None:
-        """Return once the wall clock reaches ``ms``; the wait is parked."""
+        """Return once the wall clock reaches ``ms``; the wait is parked.
+
+        In an effect run by a machine under asyncio it holds a plain loop
+        timer, not a task (``effects._machine.sleep``): the turn's deadline
+        waits this way for most of an hour, every turn.
+        """
         if ms <= self.now_ms():
             return
         async with parked():
-            await self.wait_until(ms)
+            while (remaining := ms - self.now_ms()) > 0:  # the wall clock may be adjusted meanwhile
+                await sleep(remaining / 1000)
 
 
 class ManualClock:

@@ -1,9 +1,9 @@
-"""The generic effect machine: a sans-I/O reconciler, a synchronous core and an anyio shell.
+"""The generic effect machine: a sans-I/O core (reconcile, fold, :class:`MachineCore`), effect runs, and the door
+(:class:`Machine`) that drives them under asyncio or trio.
 
 Usable for any reducer, not only the agent. Import the public names from ``effects``.
 """
 
-from ._backlog import DEFAULT_MAX_BACKLOG
 from ._core import MachineCore, Plan, StepResult, reconcile
 from ._events import (
     MACHINE_STOPPED,
@@ -20,9 +20,9 @@ from ._events import (
     MachineStopped,
     StateUpdated,
 )
-from ._machine import Machine
+from ._machine import DEFAULT_MAX_BACKLOG, Machine
 from ._protocols import Controller, Dispatch, Journal, OnLoop, Pending, effect
-from ._run import current_run, parked
+from ._runs import current_run, parked, reraise_single, sleep
 
 __all__ = [
     "DEFAULT_MAX_BACKLOG",
@@ -52,4 +52,6 @@ __all__ = [
     "effect",
     "parked",
     "reconcile",
+    "reraise_single",
+    "sleep",
 ]

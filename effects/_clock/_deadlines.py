@@ -1,0 +1,370 @@
+"""Deadlines: every bound on time a call runs under, in one place.
+
+* :func:`run_until` runs a call until it returns or a :class:`~effects.Clock`
+  reaches a time (:data:`TIMED_OUT`): the model's and the tools' timeouts.
+* Under asyncio a deadline is an entry in a table kept per event loop, with
+  one loop timer for the earliest entry: entering and leaving a deadline adds
+  and removes the entry (:func:`deadline_after`), much cheaper than a cancel
+  scope per call. When a deadline passes its task is cancelled and leaving
+  the block swallows that cancellation, exactly as a cancel scope does; a
+  cancellation from anyone else (the machine cancelling the effect) still
+  propagates. An effect stepped inline runs in the task that carries it on if
+  it suspends (see ``effects._machine``), so its deadlines hold that task.
+* Under trio a deadline is trio's own cancel scope (trio interrupts a block
+  only through one), except on an effect's *last* call (:class:`final_wait`):
+  the machine already runs each effect in a scope of its own, so that
+  deadline is an entry in a table kept per trio run (one system task sleeps
+  until the earliest) that cancels the effect's own scope, which then stays
+  cancelled; the machine fails an effect that waits again after that.
+* The turn's deadline and retry backoffs are ``wait-until`` effects: on the
+  system clock they sleep on a plain loop timer (:meth:`SystemClock.sleep_until`),
+  with no task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import math
+import weakref
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import anyio
+
+from .._machine import current_run, reraise_single
+
+if TYPE_CHECKING:
+    import trio
+else:
+    try:
+        import trio
+    except ImportError:  # optional: anyio runs trio only when it is installed, and only then is it used here
+        trio = None
+
+T = TypeVar("T")
+
+
+class Clock(Protocol):
+    """What a deadline needs of a clock (as :class:`effects.Clock`, which the clocks module defines)."""
+
+    def now_ms(self) -> int:
+        """The current time, ms since the epoch."""
+        ...
+
+    async def sleep_until(self, ms: int) -> None:
+        """Return once ``now_ms() >= ms``."""
+        ...
+
+
+# -- run_until ---------------------------------------------------------------------------------
+
+
+class TimedOut(enum.Enum):
+    """What :func:`run_until` returns when the deadline came first."""
+
+    TIMED_OUT = "timed out"
+
+
+TIMED_OUT = TimedOut.TIMED_OUT
+
+
+async def run_until(
+    clock: Clock, deadline: int, call: Callable[[], Awaitable[T]], *, final: bool = False
+) -> T | TimedOut:
+    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
+
+    The deadline waits without parking: work running against a deadline must
+    not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
+    here) cancels at the time by itself; any other races a waiting task.
+    ``final``: the call is the last wait of an effect's own task (nothing in
+    the task waits after it); under trio the deadline may then cancel the
+    effect's own scope instead of one of its own (see :class:`final_wait`).
+    """
+    scope_until = getattr(clock, "scope_until", None)
+    if scope_until is not None:
+        with (final and last_wait_deadline(clock, deadline)) or scope_until(deadline):
+            return await call()
+        return TIMED_OUT  # the block swallowed the deadline's cancellation
+    wait: Callable[[int], Awaitable[None]] = getattr(clock, "wait_until", clock.sleep_until)
+    results: list[T] = []
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def first() -> None:
+                results.append(await call())
+                group.cancel_scope.cancel("finished before the deadline")
+
+            async def watch() -> None:
+                await wait(deadline)
+                group.cancel_scope.cancel("the deadline passed")
+
+            group.start_soon(first)
+            group.start_soon(watch)
+    except BaseExceptionGroup as group_error:
+        reraise_single(group_error)  # the call's own error (a ModelError stays retryable), not a group
+    return results[0] if results else TIMED_OUT
+
+
+# -- the last wait of an effect ------------------------------------------------------------------
+
+_FINAL: ContextVar[bool] = ContextVar("effects_final_wait", default=False)
+
+
+class final_wait:  # lower case: used as ``with final_wait():``
+    """``with final_wait():`` around the last wait of an effect's own task, a call to :meth:`Toolbox.run`.
+
+    Nothing in the task waits after it. :func:`take_final` hands that to the
+    one ``run_until`` the call makes (never to the tool's own code): under trio
+    its deadline may then cancel the effect's own scope instead of a scope of
+    its own. When that deadline passes the scope stays cancelled, so the
+    effect must end without waiting again; the machine fails one that does.
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> None:
+        self._token: Token[bool] = _FINAL.set(True)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        _FINAL.reset(self._token)
+
+
+def take_final() -> bool:
+    """Whether the caller runs inside :class:`final_wait`; clears it, so the waits of what it calls are not final."""
+    if not _FINAL.get():
+        return False
+    _FINAL.set(False)  # final_wait's exit restores what was there before it
+    return True
+
+
+def last_wait_deadline(clock: Clock, deadline: int) -> AbstractContextManager[object] | None:
+    """The deadline block of an effect's last wait under trio on a clock whose deadlines are the loop's (:class:`SystemClock`); ``None``: use the clock's own
+    (under asyncio, on another clock, outside an effect run)."""
+    if asyncio._get_running_loop() is not None:
+        return None
+    run = current_run()
+    if run is None or not getattr(type(clock), "loop_deadlines", False):
+        return None
+    return last_call_deadline(run, max(0, deadline - clock.now_ms()) / 1000)
+
+
+# -- asyncio: a table per loop -------------------------------------------------------------------
+
+DEADLINE_PASSED = "the deadline passed"
+"""The cancellation message of a block whose deadline passed."""
+
+
+def deadline_after(seconds: float) -> AbstractContextManager[object]:
+    """A context manager that cancels its block ``seconds`` from now (at once when <= 0) and swallows that
+    cancellation: code after the block runs, whether the block finished or was cut short.
+
+    Enter it in the task whose work it bounds, on the event loop's thread.
+    """
+    loop = asyncio._get_running_loop()
+    if loop is None:  # trio (anyio runs only asyncio and trio)
+        return trio.CancelScope(deadline=trio.current_time() + seconds)
+    return _Deadline(_table_of(loop), loop, loop.time() + seconds)
+
+
+_TABLES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopDeadlines] = weakref.WeakKeyDictionary()
+
+
+def _table_of(loop: asyncio.AbstractEventLoop) -> _LoopDeadlines:
+    try:
+        table = _TABLES.get(loop)
+        if table is None:
+            table = _TABLES[loop] = _LoopDeadlines()
+    except TypeError:  # a loop type that takes no weak references: a table (and timer) per deadline
+        table = _LoopDeadlines()
+    return table
+
+
+class _LoopDeadlines:
+    """The deadlines pending on one loop, and a loop timer set for the earliest of them (or earlier).
+
+    It holds no reference to its loop (the table of tables holds loops weakly):
+    timers are never cancelled, a timer that finds nothing due only sets the
+    next one.
+    """
+
+    __slots__ = ("_at", "live")
+
+    def __init__(self) -> None:
+        self.live: set[_Deadline] = set()
+        self._at = math.inf  # the earliest time a timer is set for
+
+    def add(self, deadline: _Deadline, loop: asyncio.AbstractEventLoop) -> None:
+        self.live.add(deadline)
+        if deadline.at < self._at:
+            self._at = deadline.at
+            loop.call_at(deadline.at, self._fire)
+
+    def _fire(self) -> None:
+        """Cancel every block whose deadline passed; set a timer for the next one."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        earliest = expire_due(self.live, now)
+        if self._at <= now:  # this was the earliest timer: none is set for what remains
+            self._at = math.inf
+        if earliest < self._at:
+            self._at = earliest
+            loop.call_at(earliest, self._fire)
+
+
+class Expiring(Protocol):
+    """A deadline in a table: when it passes (``at``), ``expire()`` cancels what it bounds."""
+
+    at: float
+
+    def expire(self) -> None:
+        """Cancel the block."""
+        ...
+
+
+X = TypeVar("X", bound=Expiring)
+
+
+def expire_due(live: set[X], now: float) -> float:
+    """Expire and remove every deadline of ``live`` due at ``now``; the earliest of the others (``inf``: none)."""
+    earliest = math.inf
+    for deadline in list(live):
+        if deadline.at <= now:
+            live.discard(deadline)
+            deadline.expire()
+        elif deadline.at < earliest:
+            earliest = deadline.at
+    return earliest
+
+
+class _Deadline:
+    """One block under a deadline, in the task that entered it."""
+
+    __slots__ = ("_cancelling", "_expired", "_loop", "_table", "_task", "at")
+
+    def __init__(self, table: _LoopDeadlines, loop: asyncio.AbstractEventLoop, at: float) -> None:
+        self._table = table
+        self._loop = loop
+        self.at = at
+        self._task: Any = None
+        self._cancelling = 0
+        self._expired = False
+
+    def __enter__(self) -> _Deadline:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a deadline must be entered inside a task")
+        self._task, self._cancelling = task, task.cancelling()
+        self._table.add(self, self._loop)
+        return self
+
+    def expire(self) -> None:
+        self._expired = True
+        self._task.cancel(DEADLINE_PASSED)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> bool:
+        if not self._expired:
+            self._table.live.discard(self)
+            return False
+        # Ours only when no one else asked for a cancellation meanwhile (as asyncio.timeout decides).
+        return self._task.uncancel() <= self._cancelling and kind is asyncio.CancelledError
+
+
+# -- trio: a table per run, cancelling the effect's own scope ------------------------------------
+
+
+class Enclosing(Protocol):
+    """The effect run a deadline bounds: its own cancel scope, and whether its owner cancelled it."""
+
+    handle: Any
+    cancelled: bool
+
+
+class _TrioTable:
+    """The deadlines pending in one trio run, and the sleep of the system task that expires them."""
+
+    __slots__ = ("_at", "_sleep", "live")
+
+    def __init__(self) -> None:
+        self.live: set[_LastCallDeadline] = set()
+        self._at = math.inf  # what the sleep below waits for: the earliest entry, or earlier
+        self._sleep: trio.CancelScope | None = None
+
+    def add(self, deadline: _LastCallDeadline) -> None:
+        self.live.add(deadline)
+        if deadline.at < self._at:
+            self._at = deadline.at
+            if self._sleep is not None:
+                self._sleep.deadline = deadline.at
+
+    async def expire_due(self) -> None:
+        """The system task: sleep until the earliest deadline, expire every one due, again."""
+        while True:
+            with trio.CancelScope(deadline=self._at) as self._sleep:
+                await trio.sleep_forever()
+            # Entries that left meanwhile make a wake early: it only finds nothing due.
+            self._at = expire_due(self.live, trio.current_time())
+
+
+_TRIO_TABLES: Any = None  # a trio RunVar holding each run's table, made on first use
+
+
+def _trio_table() -> _TrioTable:
+    global _TRIO_TABLES
+    if _TRIO_TABLES is None:
+        _TRIO_TABLES = trio.lowlevel.RunVar("effects_deadlines")
+    try:
+        table: _TrioTable = _TRIO_TABLES.get()
+        return table
+    except LookupError:
+        table = _TrioTable()
+        _TRIO_TABLES.set(table)
+        trio.lowlevel.spawn_system_task(table.expire_due, name="effects deadlines")
+        return table
+
+
+class _LastCallDeadline:
+    """One block under a deadline that cancels its effect's own scope when it passes."""
+
+    __slots__ = ("_expired", "_run", "_table", "at")
+
+    def __init__(self, run: Enclosing, at: float) -> None:
+        self._run, self.at, self._expired = run, at, False
+        self._table = _trio_table()
+
+    def __enter__(self) -> _LastCallDeadline:
+        self._table.add(self)
+        return self
+
+    def expire(self) -> None:
+        self._expired = True
+        self._run.handle.cancel(DEADLINE_PASSED)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> bool:
+        if not self._expired:
+            self._table.live.discard(self)
+            return False
+        if error is None or self._run.cancelled:  # finished first, or its owner's cancellation: not ours to end
+            return False
+        if isinstance(error, trio.Cancelled):
+            return True
+        if isinstance(error, BaseExceptionGroup):  # a nursery inside the call: keep what is not a cancellation
+            rest = error.split(trio.Cancelled)[1]
+            if rest is None:
+                return True
+            raise rest
+        return False
+
+
+def last_call_deadline(run: Enclosing, seconds: float) -> _LastCallDeadline:
+    """A block cancelled ``seconds`` from now through ``run``'s own scope; leaving it swallows that cancellation."""
+    return _LastCallDeadline(run, trio.current_time() + seconds)
