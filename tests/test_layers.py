@@ -36,7 +36,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "demo": frozenset({"_scripted", "_tools", "_model", "_clock"}),
     "providers": frozenset({"_model", "_tools", "_clock", "_scripted", "demo"}),
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
-    "temporal": frozenset({"_agent", "_clock", "_model", "_tools", "_store"}),
+    "temporal": frozenset({"_machine", "_agent", "_clock", "_model", "_tools", "_store"}),
     "cli": frozenset(
         {
             "__init__",

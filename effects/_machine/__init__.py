@@ -4,7 +4,7 @@
 Usable for any reducer, not only the agent. Import the public names from ``effects``.
 """
 
-from ._core import MachineCore, Plan, StepResult, reconcile
+from ._core import MachineCore, Plan, StepResult, fold, reconcile, stuck_effect
 from ._events import (
     MACHINE_STOPPED,
     NO_LONGER_DERIVED,
@@ -50,8 +50,10 @@ __all__ = [
     "StepResult",
     "current_run",
     "effect",
+    "fold",
     "parked",
     "reconcile",
     "reraise_single",
     "sleep",
+    "stuck_effect",
 ]

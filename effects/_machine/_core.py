@@ -11,7 +11,7 @@ in a plain loop (``examples/host_driven.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, Generic, TypeVar
 
@@ -23,6 +23,7 @@ from ._events import (
     EffectCanceled,
     EffectCompleted,
     EffectFailed,
+    EffectInputRefused,
     EffectStarted,
     InputReceived,
     InputRejected,
@@ -110,6 +111,24 @@ def fold(
         if events is not None:
             events.append(InputRejected(input=inp, rejection=rejection))
     return state
+
+
+def stuck_effect(
+    rejected: Iterable[tuple[I, Any]], origin: Callable[[I], str | None], derived: Container[str]
+) -> EffectInputRefused | None:
+    """The error for the first refused input an effect sent while the state still derives that effect.
+
+    ``origin(input)`` names the effect that sent an input (``None``: from
+    outside); ``derived`` holds the keys the state still derives. Such an effect
+    would wait, or run again, forever: a bug to stop on. A refused input whose
+    effect is no longer derived is a harmless race (a tool finishing as its
+    turn is cancelled) and gives ``None``.
+    """
+    for inp, rejection in rejected:
+        key = origin(inp)
+        if key is not None and key in derived:
+            return EffectInputRefused(key, inp, rejection)
+    return None
 
 
 def checked_rejects(rejects: Rejects) -> Rejects:

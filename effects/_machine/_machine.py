@@ -30,12 +30,11 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.lowlevel
 
-from ._core import MachineCore, Rejects, StepResult
+from ._core import MachineCore, Rejects, StepResult, stuck_effect
 from ._events import (
     MACHINE_STOPPED,
     NO_LONGER_DERIVED,
     Backpressure,
-    EffectInputRefused,
     MachineEvent,
     MachineStopped,
 )
@@ -447,12 +446,17 @@ class Machine(Generic[S, I, E]):
                 if waiter is not None and not waiter.done():
                     waiter.set_result(id(inp) in applied)
         if result.rejected and not stopping:
-            # An input sent with dispatch_committed is not: its effect hears the refusal and decides.
+            # An input sent with dispatch_committed is not checked: its effect hears the refusal and decides.
             origins = {id(inp): run for inp, run, waiter in batch if run is not None and waiter is None}
-            for inp, rejection in result.rejected:
+
+            def origin(inp: I) -> str | None:
                 run = origins.get(id(inp))
-                if run is not None and not run.cancelled and self._core.tracks(run.key):
-                    raise EffectInputRefused(run.key, inp, rejection)
+                return run.key if run is not None and not run.cancelled else None
+
+            derived = {*self._core.running_keys(), *self._core.ended_keys()}
+            stuck = stuck_effect(result.rejected, origin, derived)
+            if stuck is not None:
+                raise stuck
 
     def _start(self, key: str, eff: E, state: S) -> None:
         """Start ``eff`` under ``key``. ``run_effect`` raising is the effect failing: reported, then raised."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, assert_never
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -34,10 +34,10 @@ with workflow.unsafe.imports_passed_through():
         ToolFailure,
         WaitUntil,
         decode_input,
-        tag_of,
     )
 
     from .._agent import INTERRUPTED
+    from .._machine import reconcile, stuck_effect
     from ._pending import Pending
     from ._wire import CALL_LLM, CALL_TOOL, EffectRef
 
@@ -65,43 +65,46 @@ class WorkflowEffects:
         self._tokens = 0
 
     def reconcile(self, wanted: dict[str, Effect], *, start: bool) -> None:
-        """Cancel what is no longer wanted; start what is new (unless ``start`` is false: the run is ending)."""
+        """Cancel what is no longer wanted; start what is new (unless ``start`` is false: the run is ending).
+
+        As the machine's reconciliation (:func:`effects.reconcile`), except that
+        an effect that finished, its inputs folded, starts again while its key
+        is still derived: a workflow run is replayed from its history, not resumed.
+        """
         waiting = {item.token for item in self.inbox}
         for key, (token, task) in list(self._running.items()):
-            if key not in wanted:
-                self.cancelled.add(token)
-                task.cancel()
+            if key in wanted and task.done() and token not in waiting:
                 del self._running[key]
-            elif task.done() and token not in waiting:
-                del self._running[key]  # finished, and its inputs are folded: the key may start again
-        for key, eff in wanted.items():
-            if start and key not in self._running:
+        plan = reconcile(self._running, wanted)
+        for key in plan.cancel:
+            token, task = self._running.pop(key)
+            self.cancelled.add(token)
+            task.cancel()
+        if start:
+            for key in plan.start:
                 self._tokens += 1
-                task = asyncio.create_task(self._run(key, eff, self._tokens))
-                self._running[key] = (self._tokens, task)
+                self._running[key] = (self._tokens, asyncio.create_task(self._run(key, wanted[key], self._tokens)))
 
     def check_refused(self, batch: list[Pending], wanted: dict[str, Effect]) -> None:
         """Fail the run if an effect's input was refused while the state still derives that effect.
 
         The effect would only run again and be refused again: a bug in the
-        effect or the reducer, made visible (as the machine's ``EffectInputRefused``).
+        effect or the reducer, made visible (the machine's :class:`~effects.EffectInputRefused`).
         A refused input of an effect no longer derived is a late result: logged, dropped.
         """
         keys = {token: key for key, (token, _) in self._running.items()}
-        for item in batch:
-            if not item.token or item.rejection is None:
-                continue
-            key = keys.get(item.token, "")
+        refused = [item for item in batch if item.token and item.rejection is not None]
+        for item in refused:
             workflow.logger.warning(
-                "session %s: effect %r produced a refused input: %s", self._session_id, key, item.rejection
+                "session %s: effect %r produced a refused input: %s",
+                self._session_id,
+                keys.get(item.token, ""),
+                item.rejection,
             )
-            if key in wanted:
-                raise ApplicationError(
-                    f"session {self._session_id!r}: effect {key!r} produced {tag_of(item.inp)!r}, which the state "
-                    f"refuses ({item.rejection}), and the state still derives the effect, so it would run again "
-                    "and again; this is a bug in that effect's handler or in the reducer",
-                    non_retryable=True,
-                )
+        origins = {id(item.inp): keys.get(item.token) for item in refused}
+        stuck = stuck_effect([(item.inp, item.rejection) for item in refused], lambda inp: origins[id(inp)], wanted)
+        if stuck is not None:
+            raise ApplicationError(f"session {self._session_id!r}: {stuck}", non_retryable=True)
 
     def activities_running(self) -> bool:
         """Whether a model or tool call is under way (timers do not count: a new run derives them again)."""
@@ -113,8 +116,10 @@ class WorkflowEffects:
             self._push(TimerFired(timestamp=max(now_ms(), eff.at)), token)
         elif isinstance(eff, CallLlm):
             await self._activity(CALL_LLM, EffectRef(self._session_id, self._seq(), key), token, 3, _llm_failed)
-        else:
+        elif isinstance(eff, CallTool):
             await self._call_tool(key, eff, token)
+        else:
+            assert_never(eff)
 
     async def _call_tool(self, key: str, eff: CallTool, token: int) -> None:
         state, seq = self._state(), self._seq()

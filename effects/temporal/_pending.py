@@ -7,10 +7,13 @@ here, then commits what was accepted to the log.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from msgspec.structs import replace
 
 from agent_core import AgentInput, AgentState, InvalidInput, Rejection, transition
+
+from .._machine import fold as machine_fold
 
 
 @dataclass(eq=False)
@@ -33,24 +36,29 @@ class Folded:
 
 
 def fold(state: AgentState, batch: list[Pending], cancelled: set[int]) -> Folded:
-    """Fold ``batch`` onto ``state``: inputs of cancelled effects are dropped, refused ones marked.
+    """Fold ``batch`` onto ``state`` with the machine's fold: inputs of cancelled effects are dropped, refused
+    ones marked.
 
     Timestamps never go backwards: an input stamped before the state's newest
     (a result computed while other inputs arrived) is applied at that time.
     """
-    folded = Folded(state)
+    live = []
     for item in batch:
         if item.token in cancelled:
             item.done = True  # a cancelled effect's later inputs are dropped, as the machine drops them
-            continue
-        item.inp = stamped(item.inp, folded.state)
-        try:
-            folded.state = transition(folded.state, item.inp)
-        except InvalidInput as refused:
-            item.rejection, item.done = refused.rejection, True
-            continue
-        folded.accepted.append(item)
-    return folded
+        else:
+            live.append(item)
+    accepted: list[tuple[Pending, AgentState]] = []
+    rejected: list[tuple[Pending, Any]] = []
+    after = machine_fold(state, live, None, _stamped_transition, InvalidInput, accepted, rejected, None)
+    for item, rejection in rejected:
+        item.rejection, item.done = rejection, True
+    return Folded(after, [item for item, _ in accepted])
+
+
+def _stamped_transition(state: AgentState, item: Pending) -> AgentState:
+    item.inp = stamped(item.inp, state)
+    return transition(state, item.inp)
 
 
 def stamped(inp: AgentInput, state: AgentState) -> AgentInput:
