@@ -136,3 +136,25 @@ def test_effects_has_no_import_cycle() -> None:
         if node not in state:
             visit(node, [node])
     assert cycles == [], "import cycles in effects:\n" + "\n".join(cycles)
+
+
+def test_no_import_reaches_into_another_package_s_private_module() -> None:
+    """A module imports another package through its door (``__init__``), never one of its private modules.
+
+    Within a package, siblings import each other freely; a sub-package's
+    modules are reached through its own door.
+    """
+    known = modules()
+    offending = []
+    for name, targets in graph().items():
+        package = name if known[name].name == "__init__.py" else name.rpartition(".")[0]
+        for target in targets:
+            inside = package.split(".")
+            parts = target.split(".")
+            common = 0
+            while common < min(len(inside), len(parts)) and inside[common] == parts[common]:
+                common += 1
+            beyond = parts[common + 1 :]  # what comes after the package (or module) the importer may see
+            if any(part.startswith("_") for part in beyond):
+                offending.append(f"{name} imports {target}")
+    assert offending == [], "import these through their package's door (its __init__):\n" + "\n".join(sorted(offending))

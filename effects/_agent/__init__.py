@@ -5,6 +5,10 @@ from ._context import EffectContext
 from ._events import TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
 from ._redact import MIN_SECRET_CHARS, REDACTED
+
+# For the Temporal workers (not public names):
+from ._redact import RedactingDispatch as RedactingDispatch
+from ._redact import Redactor as Redactor
 from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._runtime import AgentRuntime
 from ._session import Agent

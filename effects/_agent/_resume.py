@@ -13,8 +13,7 @@ from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG
 from .._model import Model
-from .._store import DEFAULT_SNAPSHOT_EVERY, EventStore, SessionJournal, session_exists
-from .._store._journal import Durability
+from .._store import DEFAULT_SNAPSHOT_EVERY, Durability, EventStore, SessionJournal, session_exists
 from .._tools import Tool
 from ._ids import IdSource
 from ._session import Agent

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from agent_core import AgentInput, AgentState
 
-from .._store import EventStore, StoredInput
-from .._store._integrity import Position, Step, fold
+from .._store import EventStore, Position, Step, StoredInput, fold
 from ._conventions import Conventions
 from ._spans import SpanData, SpanProjection
 

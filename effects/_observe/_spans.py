@@ -21,7 +21,7 @@ import msgspec
 from agent_core import AgentInput, AgentState, effects_at, tag_of
 
 from .._machine import reconcile
-from .._store._timeline import answered_by
+from .._store import answered_by
 from ._attributes import effect_end, effect_start, input_event, turn_end, turn_start
 from ._conventions import Conventions, span_id_of, trace_id_of
 

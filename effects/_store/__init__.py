@@ -16,9 +16,16 @@ from ._errors import (
 )
 from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._fork import fork_session
+
+# For the other parts of effects (not public names):
+from ._integrity import Position as Position
+from ._integrity import Step as Step
+from ._integrity import fold as fold
 from ._integrity import turn_digest
+from ._journal import Durability as Durability
 from ._journal import SessionJournal
 from ._jsonl import export_session, import_session
+from ._jsonl import parse_log as parse_log
 from ._load import load_state
 from ._memory import MemoryStore
 from ._open import open_store
@@ -29,6 +36,8 @@ from ._replay import ReplayReport, replay_session
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
+from ._timeline import answered_by as answered_by
+from ._timeline import timeline_entry as timeline_entry
 from ._writer import PendingCommit
 
 __all__ = [

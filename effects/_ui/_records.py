@@ -9,8 +9,7 @@ import msgspec
 
 from agent_core import AgentInput, AgentState, effects_at, encode_input, llm_context, phase
 
-from .._observe._attributes import context_messages
-from .._observe._messages import messages_newest_first
+from .._observe import context_messages, messages_newest_first
 from .._store import EventStore, load_state
 
 LAST_MESSAGES = 6

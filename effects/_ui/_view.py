@@ -8,12 +8,8 @@ import msgspec
 
 from agent_core import AgentInput, AgentState, phase
 
-from .._observe import SpanData, SpanProjection
-from .._observe._conversation import entries_of
-from .._observe._metrics import PhaseClock, stats_of
-from .._observe._replayed import fold_steps
-from .._store import EventStore, StoredInput
-from .._store._timeline import timeline_entry
+from .._observe import PhaseClock, SpanData, SpanProjection, entries_of, fold_steps, stats_of
+from .._store import EventStore, StoredInput, timeline_entry
 from ._records import detail_of
 
 _OPERATIONS = {"invoke_agent": "turn", "chat": "model", "execute_tool": "tool"}

@@ -9,8 +9,7 @@ from typing import Any
 
 from agent_core import SCHEMA_VERSION
 
-from .._store import export_session, import_session
-from .._store._jsonl import parse_log
+from .._store import export_session, import_session, parse_log
 from ._logs import STORE_HELP, CommandError, add_db, add_dsn, command, opened, print_json
 from ._otlp import add_otlp_options, run_otlp
 

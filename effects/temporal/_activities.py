@@ -28,8 +28,7 @@ from agent_core import (
     tag_of,
 )
 
-from .._agent import AgentRuntime, SequentialIds
-from .._agent._redact import RedactingDispatch, Redactor
+from .._agent import AgentRuntime, RedactingDispatch, Redactor, SequentialIds
 from .._agent.call_llm import call_llm
 from .._agent.call_tool import call_tool
 from .._clock import Clock, SystemClock

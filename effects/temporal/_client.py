@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from agent_core import AgentConfig, AgentInput, AgentState, InvalidInput, Phase, Rejection, encode_input, phase
 
-from .._agent._redact import Redactor
+from .._agent import Redactor
 from .._store import PostgresStore, load_state
 from ._wire import REJECTED, TASK_QUEUE, WORKFLOW, SessionArgs, Submitted
 
