@@ -15,6 +15,9 @@
     @tool(requires_approval=True, idempotent=True, timeout_ms=5000, name="send_mail")
     async def send(to: str, body: str, tool_call_id: str) -> str: ...
 
+    @tool(inline=True)  # pure and quick: called on the event loop's thread, no worker thread
+    def word_count(text: str) -> int: ...
+
 The decorated object is still callable like the function. The model's JSON
 arguments are validated by pydantic before the function runs; a sync function
 runs in a worker thread so it never blocks the event loop. A parameter named
@@ -68,9 +71,15 @@ class Tool(Generic[P, R_co]):
         requires_approval: bool = False,
         idempotent: bool = False,
         timeout_ms: int | None = None,
+        inline: bool = False,
     ) -> None:
         if timeout_ms is not None and timeout_ms <= 0:
             raise ValueError(f"tool {name or fn.__name__!r}: expected a positive timeout_ms or None, got {timeout_ms}")
+        if inline and inspect.iscoroutinefunction(fn):
+            raise ValueError(
+                f"tool {name or fn.__name__!r}: inline=True is for plain (def) functions; an async tool already "
+                "runs on the event loop, without a thread"
+            )
         self.fn = fn
         self.name = name or fn.__name__
         summary, param_docs = parse_docstring(fn.__doc__)
@@ -78,6 +87,7 @@ class Tool(Generic[P, R_co]):
         if not summary and self.signature.model_parameter is not None:
             summary, _ = parse_docstring(self.signature.model.__doc__)
         self.is_async = inspect.iscoroutinefunction(fn)
+        self.inline = inline  # a sync function called on the event loop's thread, not in a worker thread
         self.definition = ToolDefinition(
             name=self.name,
             description=description if description is not None else summary,
@@ -118,6 +128,8 @@ class Tool(Generic[P, R_co]):
         try:
             if self.is_async:
                 value: Any = await self.fn(**kwargs)  # type: ignore[call-arg, misc]
+            elif self.inline:
+                value = self.fn(**kwargs)  # type: ignore[call-arg]
             else:
                 call = functools.partial(self.fn, **kwargs)
                 value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=threads)
@@ -150,6 +162,7 @@ def tool(
     requires_approval: bool = False,
     idempotent: bool = False,
     timeout_ms: int | None = None,
+    inline: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -162,6 +175,7 @@ def tool(
     requires_approval: bool = False,
     idempotent: bool = False,
     timeout_ms: int | None = None,
+    inline: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Declare a tool: ``@tool`` or ``@tool(requires_approval=True, idempotent=True, timeout_ms=5000, name=...)``.
 
@@ -174,6 +188,12 @@ def tool(
 
     A sync function's thread cannot be interrupted: when its call times out or
     is cancelled, the thread runs to its end and its result is dropped.
+
+    ``inline=True`` calls a sync function on the event loop's thread instead
+    of a worker thread: for pure, quick functions (arithmetic, a lookup in a
+    dict, formatting), where the thread hand-offs cost far more than the call.
+    It blocks the loop while it runs, so no timeout can stop it and nothing else
+    runs meanwhile: never use it for I/O or anything that may take long.
     """
 
     def wrap(function: Callable[P, R]) -> Tool[P, R]:
@@ -184,6 +204,7 @@ def tool(
             requires_approval=requires_approval,
             idempotent=idempotent,
             timeout_ms=timeout_ms,
+            inline=inline,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -87,7 +87,7 @@ class Toolbox:
 
     async def _invoke(self, found: Tool[..., Any], arguments: str, tool_call_id: str) -> ToolResult:
         """One call; a sync tool's thread comes from this toolbox's share, then from the process's."""
-        if found.is_async:
+        if found.is_async or found.inline:
             return await found.invoke(arguments, tool_call_id)
         own, shared = self._threads.current(), process_threads()
         if shared is None:
