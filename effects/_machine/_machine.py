@@ -120,6 +120,7 @@ class Machine(Generic[S, I, E]):
         self._threadsafe: Callable[..., object] | None = None
         self._loop_thread: int | None = None
         self._flushing = False  # a flush is scheduled or running
+        self._in_flush = False  # waiters are asked once, as the flush ends
         self._inflight: tuple[StepResult[S, I, E], list[Entry], S] | None = None  # a batch being committed
         self._failure: BaseException | None = None
         self._scope: anyio.CancelScope | None = None
@@ -371,7 +372,7 @@ class Machine(Generic[S, I, E]):
 
     def _flush(self, start: bool = False) -> None:
         """Apply the queue, batch after batch (at most :data:`BATCHES_PER_FLUSH`); then wake the waiters."""
-        self._flushing = False
+        self._flushing, self._in_flush = False, True
         try:
             for _ in range(BATCHES_PER_FLUSH):
                 if not self._running or self._failure is not None or self._inflight is not None:
@@ -386,7 +387,9 @@ class Machine(Generic[S, I, E]):
                     self._flush_soon()
         except Exception as error:
             self._fail(error)
-        self._wake_waiters()
+        self._in_flush = False
+        if self._waiters:
+            self._wake_waiters()
 
     def _apply_queue(self) -> None:
         batch = list(self._queue)
@@ -480,7 +483,7 @@ class Machine(Generic[S, I, E]):
     def run_parked(self, run: EffectRun[I], parked: bool) -> None:
         """``run`` began or stopped waiting on the outside world."""
         self._active += -1 if parked else 1
-        if parked and self._waiters:
+        if parked and self._waiters and not self._in_flush:  # a flush asks its waiters as it ends
             self._wake_waiters()
 
     def run_ended(self, run: EffectRun[I], error: BaseException | None) -> None:
@@ -500,7 +503,7 @@ class Machine(Generic[S, I, E]):
                 error = error or failure
             if error is not None:
                 self._fail(error)
-        if self._waiters:
+        if self._waiters and not self._in_flush:
             self._wake_waiters()
 
     def _report_end(self, key: str, error: BaseException | None) -> None:
