@@ -173,7 +173,13 @@ def one_turn_table(turns: int, repeats: int) -> dict[str, Any]:
         commits_each = round(per_turn_commits)
         runs["hand-sqlite"].append(asyncio.run(hand_turns(max(turns // 10, 20), _commits(hand, commits_each))))
     medians = {k: statistics.median(v) for k, v in runs.items()}
-    return {"turns": turns, "repeats": repeats, "runs": runs, "median_us": medians, "commits_per_turn": per_turn_commits}
+    return {
+        "turns": turns,
+        "repeats": repeats,
+        "runs": runs,
+        "median_us": medians,
+        "commits_per_turn": per_turn_commits,
+    }
 
 
 def _commits(hand: HandCommits, per_turn: int) -> Any:
@@ -281,8 +287,13 @@ def main() -> None:
     report(single, memory, durable, memory_again)
     path = write_results(
         "turn",
-        {"mode": "quick" if args.quick else "full", "one_turn": single, "crowd": memory, "durable_crowd": durable,
-         "crowd_again": memory_again},
+        {
+            "mode": "quick" if args.quick else "full",
+            "one_turn": single,
+            "crowd": memory,
+            "durable_crowd": durable,
+            "crowd_again": memory_again,
+        },
     )
     print(f"\nwrote {path}")
 
@@ -291,13 +302,22 @@ def report(single: dict[str, Any], memory: dict[str, Any], durable: dict[str, An
     m = single["median_us"]
     rows = [
         ("hand-written loop (a task per effect)", f"{m['hand']:.1f}", "", "", ""),
-        ("agent-core in memory", f"{m['agent']:.1f}", f"{m['agent'] / m['hand']:.2f}x", f"<= {IN_MEMORY_OVER_HAND}x",
-         _met(m["agent"] / m["hand"] <= IN_MEMORY_OVER_HAND)),
+        (
+            "agent-core in memory",
+            f"{m['agent']:.1f}",
+            f"{m['agent'] / m['hand']:.2f}x",
+            f"<= {IN_MEMORY_OVER_HAND}x",
+            _met(m["agent"] / m["hand"] <= IN_MEMORY_OVER_HAND),
+        ),
         ("agent-core, MemoryStore", f"{m['agent-memory']:.1f}", f"{m['agent-memory'] / m['hand']:.2f}x", "", ""),
         (f"hand-written loop, {single['commits_per_turn']:.0f} SQLite commits", f"{m['hand-sqlite']:.1f}", "", "", ""),
-        ("agent-core, SQLite (default durability)", f"{m['agent-sqlite']:.1f}",
-         f"{m['agent-sqlite'] / m['hand-sqlite']:.2f}x", f"<= {SQLITE_OVER_HAND}x",
-         _met(m["agent-sqlite"] / m["hand-sqlite"] <= SQLITE_OVER_HAND)),
+        (
+            "agent-core, SQLite (default durability)",
+            f"{m['agent-sqlite']:.1f}",
+            f"{m['agent-sqlite'] / m['hand-sqlite']:.2f}x",
+            f"<= {SQLITE_OVER_HAND}x",
+            _met(m["agent-sqlite"] / m["hand-sqlite"] <= SQLITE_OVER_HAND),
+        ),
     ]
     print(f"One turn, CPU per turn, medians of {single['repeats']} interleaved runs of {single['turns']} turns\n")
     print(table(("contender", "cpu us/turn", "x hand loop", "target", "result"), rows))
@@ -305,15 +325,30 @@ def report(single: dict[str, Any], memory: dict[str, Any], durable: dict[str, An
     durable_ratio = durable["turns_per_second"] / statistics.mean(
         [memory["turns_per_second"], again["turns_per_second"]]
     )
-    print(f"\n{memory['sessions']:,} concurrent sessions, {memory['turns']} turns each, collector at {tuple(memory['gc_thresholds'])}\n")
+    print(
+        f"\n{memory['sessions']:,} concurrent sessions, {memory['turns']} turns each, collector at {tuple(memory['gc_thresholds'])}\n"
+    )
     crowd_rows = [
-        ("in memory: model calls/s", f"{calls:,.0f}", f">= {MODEL_CALLS_PER_SECOND:,}", _met(calls >= MODEL_CALLS_PER_SECOND)),
-        ("in memory: the collector's share", f"{memory['gc_share']:.1%}", f"<= {COLLECTOR_SHARE:.0%}",
-         _met(memory["gc_share"] <= COLLECTOR_SHARE)),
+        (
+            "in memory: model calls/s",
+            f"{calls:,.0f}",
+            f">= {MODEL_CALLS_PER_SECOND:,}",
+            _met(calls >= MODEL_CALLS_PER_SECOND),
+        ),
+        (
+            "in memory: the collector's share",
+            f"{memory['gc_share']:.1%}",
+            f"<= {COLLECTOR_SHARE:.0%}",
+            _met(memory["gc_share"] <= COLLECTOR_SHARE),
+        ),
         ("in memory: idle memory per session", f"{memory['idle_kb_per_session']:.1f} KB", "", ""),
-        ("durable (SQLite) / no journal, turns/s", f"{durable_ratio:.2f} ({durable['turns_per_second']:,.0f} / "
-         f"{memory['turns_per_second']:,.0f} and {again['turns_per_second']:,.0f})", f">= {DURABLE_OVER_MEMORY}",
-         _met(durable_ratio >= DURABLE_OVER_MEMORY)),
+        (
+            "durable (SQLite) / no journal, turns/s",
+            f"{durable_ratio:.2f} ({durable['turns_per_second']:,.0f} / "
+            f"{memory['turns_per_second']:,.0f} and {again['turns_per_second']:,.0f})",
+            f">= {DURABLE_OVER_MEMORY}",
+            _met(durable_ratio >= DURABLE_OVER_MEMORY),
+        ),
     ]
     print(table(("what", "measured", "target", "result"), crowd_rows))
 
