@@ -200,17 +200,78 @@ async def _awaiting(awaitable: Awaitable[None]) -> None:
     await awaitable
 
 
-class _Host:
-    """A task made ahead, current during an inline step, that carries the run on if the step suspends."""
+class _Host(Coroutine[Any, Any, None]):
+    """The coroutine of a host task: made ahead, its task is the current task during inline steps; when a
+    step suspends, the host adopts that run and steps its coroutine on, each step in the run's context.
 
-    __slots__ = ("adopted", "cancelled", "started", "task", "wake")
+    A hand-written coroutine rather than an ``async def``: a task cancelled
+    before its first step throws into its coroutine at once, and an
+    ``async def`` would end there without running; this one hands the
+    cancellation to the run it adopted (anyio cancels the current task of a
+    scope entered inline, which may be this host before it first ran).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("adopted", "loop", "stopping", "task", "wake")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
         self.task: asyncio.Task[None] | None = None
         self.adopted: tuple[EffectRun[Any], Coroutine[Any, Any, None], Any] | None = None
-        self.wake: asyncio.Future[None] | None = None  # set when a waiting host adopts a run
-        self.started = False
-        self.cancelled: str | None = None  # the reason its run was cancelled before the task first ran
+        self.wake: asyncio.Future[None] | None = None  # what a spare waits on until it adopts a run
+        self.stopping = False  # a spare the machine no longer needs
+
+    def send(self, value: Any) -> Any:
+        adopted = self.adopted
+        if adopted is None:
+            return self._wait()
+        run, coro, yielded = adopted
+        if yielded is not _STEPPED:  # first step since adopting: hand the task what the inline step yielded
+            self.adopted = (run, coro, _STEPPED)
+            return yielded
+        return self._step(run, coro.send, value)
+
+    def throw(self, typ: Any, value: Any = None, traceback: Any = None) -> Any:
+        error = value if isinstance(value, BaseException) else typ() if isinstance(typ, type) else typ
+        adopted = self.adopted
+        if adopted is None:
+            if self.stopping:
+                raise error
+            assert self.task is not None
+            self.task.uncancel()  # a cancellation aimed at a step that ended inline: none of this task's business
+            return self._wait()
+        run, coro, _ = adopted
+        self.adopted = (run, coro, _STEPPED)
+        return self._step(run, coro.throw, error)
+
+    def close(self) -> None:
+        if self.adopted is not None:
+            self.adopted[1].close()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a host is run by its task")
+
+    def _wait(self) -> asyncio.Future[None]:
+        wake = self.wake
+        if wake is None or wake.done():
+            wake = self.wake = self.loop.create_future()
+        wake._asyncio_future_blocking = True  # what a task checks on a future it was handed
+        return wake
+
+    def _step(self, run: EffectRun[Any], method: Callable[[Any], Any], arg: Any) -> Any:
+        assert run.context is not None
+        try:
+            return run.context.run(method, arg)
+        except StopIteration:
+            run.host.run_ended(run, None)
+        except asyncio.CancelledError:
+            failure = None if run.cancelled else RuntimeError(f"effect {run.key!r} was cancelled, not by its machine")
+            run.host.run_ended(run, failure)
+        except Exception as error:
+            run.host.run_ended(run, error)
+        raise StopIteration
+
+
+_STEPPED: Any = object()  # the adopted run's first yield was handed to the task already
 
 
 class AsyncioRuns:
@@ -259,45 +320,15 @@ class AsyncioRuns:
             run.handle = _Sleeping(loop.call_later(yielded.seconds, self._step, run, coro), coro)
         else:
             self._spare, host.adopted, run.handle = None, (run, coro, yielded), host
-            if host.wake is not None:
+            if host.wake is not None and not host.wake.done():
                 host.wake.set_result(None)
 
     def _new_host(self) -> _Host:
-        host = self._spare = _Host()
-        host.task = task = self._loop.create_task(self._carry(host))
+        host = self._spare = _Host(self._loop)
+        host.task = task = self._loop.create_task(host)
         self._live.add(task)
         task.add_done_callback(self._live.discard)
         return host
-
-    async def _carry(self, host: _Host) -> None:
-        """A host task: wait to adopt a run whose inline step suspended, then carry it to its end."""
-        host.started = True
-        thrown: BaseException | None = None if host.cancelled is None else asyncio.CancelledError(host.cancelled)
-        if host.adopted is None:
-            host.wake = self._loop.create_future()
-            try:
-                await host.wake
-            except asyncio.CancelledError as cancelled:
-                if host.adopted is None:
-                    return  # a spare, cancelled as the machine stops
-                thrown = cancelled  # the run was cancelled as it was adopted: its coroutine gets that
-        assert host.adopted is not None
-        run, coro, yielded = host.adopted
-        context = run.context
-        assert context is not None
-        try:
-            if thrown is not None:
-                yielded = context.run(coro.throw, thrown)
-            await _carried(coro, yielded, context)
-        except StopIteration:
-            run.host.run_ended(run, None)
-        except asyncio.CancelledError:
-            failure = None if run.cancelled else RuntimeError(f"effect {run.key!r} was cancelled, not by its machine")
-            run.host.run_ended(run, failure)
-        except Exception as error:
-            run.host.run_ended(run, error)
-        else:
-            run.host.run_ended(run, None)
 
     def future(self) -> asyncio.Future[Any]:
         """A future of this loop: what waiters and ``dispatch_committed`` await."""
@@ -308,10 +339,7 @@ class AsyncioRuns:
         handle = run.handle
         if isinstance(handle, _Host):
             assert handle.task is not None
-            if handle.started:
-                handle.task.cancel(reason)
-            else:  # cancelling a task before its first step would drop the run's coroutine unfinished
-                handle.cancelled = reason
+            handle.task.cancel(reason)
         elif isinstance(handle, _Sleeping):
             handle.timer.cancel()
             assert run.context is not None
@@ -326,28 +354,11 @@ class AsyncioRuns:
         """Cancel the spare host and wait until every host task has ended."""
         if self._spare is not None:
             assert self._spare.task is not None
+            self._spare.stopping = True
             self._spare.task.cancel()
             self._spare = None
         while self._live:
             await asyncio.wait(list(self._live))
-
-
-@types.coroutine
-def _carried(coro: Coroutine[Any, Any, None], yielded: Any, context: contextvars.Context) -> Generator[Any, Any, None]:
-    """Drive ``coro`` from the point where it yielded ``yielded``, each step in the run's ``context``."""
-    while True:
-        try:
-            value = yield yielded
-        except BaseException as error:  # thrown in by the task: a cancellation
-            try:
-                yielded = context.run(coro.throw, error)
-            except StopIteration:
-                return
-        else:
-            try:
-                yielded = context.run(coro.send, value)
-            except StopIteration:
-                return
 
 
 class TrioRuns:

@@ -370,3 +370,26 @@ async def test_dispatch_committed_returns_once_the_input_is_journaled_and_applie
         (True, Counter(count=5, jobs=("careful",)), 2),  # applied and journaled before the effect goes on
         (False, Counter(count=5, jobs=("careful",)), 2),  # refused: nothing changed
     ]
+
+
+async def test_an_effect_whose_scope_is_cancelled_before_its_task_first_ran_goes_on() -> None:
+    """Under asyncio the scope is entered inline, in the task that carries the effect on once it suspends;
+    cancelling it before that task first ran must reach the effect (before: the task ended, the effect never
+    ran again, and settled() waited forever)."""
+    scopes: list[anyio.CancelScope] = []
+
+    async def scoped(dispatch: Dispatch) -> None:
+        with anyio.CancelScope() as scope:
+            scopes.append(scope)
+            await anyio.sleep_forever()
+        dispatch(Inc())
+
+    m, _ = machine(jobs={"scoped": scoped})
+    async with m.running():
+        m.dispatch(StartJob("scoped"))
+        while not scopes:  # under asyncio one pass: the batch is applied and the effect suspended inline
+            await anyio.lowlevel.checkpoint()
+        scopes[0].cancel()
+        with anyio.fail_after(5):
+            await m.settled()
+        assert m.current().count == 1
