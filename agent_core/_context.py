@@ -7,15 +7,18 @@ from typing import Literal, Union
 import msgspec
 
 from ._config import ToolDefinition
-from ._inputs import ToolSuccess
+from ._inputs import ProviderItem, ToolSuccess
 from ._state import PAST_TOOL_CALLS_LISTED, AgentState, PastToolCall, ToolCallRecord
 
 
-class ContextMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="message"):
-    """A user or assistant message."""
+class ContextMessage(
+    msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="message", omit_defaults=True
+):
+    """A user or assistant message. ``items``: an assistant message's provider items (its model call's), in order."""
 
     role: Literal["user", "assistant"]
     content: str
+    items: tuple[ProviderItem, ...] = ()
 
 
 class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -26,10 +29,18 @@ class ContextToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     parameters: str
 
 
-class ContextToolCalls(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-calls"):
-    """An assistant message asking for the calls the model requested together."""
+class ContextToolCalls(
+    msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-calls", omit_defaults=True
+):
+    """An assistant message asking for the calls the model requested together.
+
+    ``items``: the provider items of the model call that asked for them, in
+    order; its ``text`` markers name the assistant message said with the calls
+    (the entry right before this one, when it is in the context).
+    """
 
     calls: tuple[ContextToolCall, ...]
+    items: tuple[ProviderItem, ...] = ()
 
 
 class ContextToolResult(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="tool-result"):
@@ -90,7 +101,7 @@ def llm_context(state: AgentState) -> LlmContext:
         while next_group < pending and groups[next_group][0] < message.seq:
             entries.extend(groups[next_group][1])
             next_group += 1
-        entries.append(ContextMessage(role=message.role, content=message.content))
+        entries.append(ContextMessage(role=message.role, content=message.content, items=message.items))
     for _, group in groups[next_group:]:
         entries.extend(group)
     tools_enabled = turn is None or not turn.final_answer
@@ -133,7 +144,8 @@ def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int
         records = groups[seq]
         entries: list[ContextEntry] = [
             ContextToolCalls(
-                calls=tuple(ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in records)
+                calls=tuple(ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in records),
+                items=records[0].items,  # the batch's first call holds them (see ToolCallRecord)
             )
         ]
         for record in records:

@@ -31,10 +31,75 @@ class _Input(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="typ
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
-    """Tokens one model call consumed."""
+    """Tokens one model call consumed.
+
+    ``input_tokens`` and ``output_tokens`` are the totals (budgets count them);
+    the other fields break them down where the provider reports it, each part of
+    its total: ``cache_read_tokens`` input tokens read from the provider's prompt
+    cache, ``cache_write_tokens`` input tokens written to it, ``reasoning_tokens``
+    output tokens the model spent reasoning (thinking). 0 when not reported.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+OPAQUE_KINDS = ("thinking", "redacted-thinking", "reasoning", "compaction", "reasoning-content")
+"""The opaque item kinds the shipped adapters write (a producer may log others; each adapter reads its own)."""
+
+TEXT_MARKER = "text"
+"""The kind of a :class:`ProviderItem` that marks where a part of the reply's text stood."""
+
+TOOL_CALL_MARKER = "tool-call"
+"""The kind of a :class:`ProviderItem` that marks where a tool call stood."""
+
+MAX_ITEM_CHARS = 4_000_000
+"""The most characters one :class:`ProviderItem`'s ``data`` may hold."""
+
+MAX_REPLY_ITEM_CHARS = 16_000_000
+"""The most characters the ``data`` of one reply's items may hold together."""
+
+MAX_REPLY_ITEMS = 4_096
+"""The most items (markers included) one reply may carry."""
+
+
+class ProviderItem(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """A part of a model's reply that its provider needs back, kept byte for byte; or a marker saying where the
+    reply's text or a tool call stood among such parts.
+
+    A :class:`ReActObserved` carries its reply's items in the order the provider
+    sent them, and only when the reply has at least one opaque item (so logs of
+    models without them are unchanged). Fields:
+
+    * ``kind``: an opaque kind (:data:`OPAQUE_KINDS`: ``thinking`` and
+      ``redacted-thinking`` blocks of Anthropic, ``reasoning`` and ``compaction``
+      items of OpenAI's Responses API, ``reasoning-content`` of chat-completions
+      servers), or a marker: ``text`` (:data:`TEXT_MARKER`), ``tool-call``
+      (:data:`TOOL_CALL_MARKER`).
+    * ``provider``: who can read it back: ``anthropic``, ``openai-responses``,
+      ``openai-chat``. An adapter sends back only its own provider's items.
+    * ``model``: the model the adapter asked when the item was made (an adapter
+      that needs it sends items back only to that model).
+    * ``data``: for an opaque item, the item's JSON exactly as the provider sent
+      it (assembled from the stream), as a string like a tool call's
+      ``parameters``. For a marker, the provider's envelope of that part without
+      what the log holds elsewhere (the text, the call's id, name and
+      arguments), e.g. a Responses message's id and phase; or empty.
+    * ``ref``: for a ``tool-call`` marker, the call's id as logged; for a
+      ``text`` marker, the id of the assistant message that holds the text.
+    * ``chars``: for a ``text`` marker, how many characters of that message's
+      text stood here (the text markers of a reply cover its message's text, in order).
+    """
+
+    kind: str
+    provider: str
+    model: str = ""
+    data: str = ""
+    ref: str = ""
+    chars: int = 0
 
 
 class ToolCallRequest(msgspec.Struct, frozen=True, gc=False, kw_only=True):
@@ -111,11 +176,19 @@ class LlmMessageCompleted(_Input, frozen=True, kw_only=True, tag="llm-message-co
 
 
 class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
-    """A model call finished: it asked for tool calls, or completed the turn."""
+    """A model call finished: it asked for tool calls, or completed the turn.
+
+    ``items`` are the reply's provider items (:class:`ProviderItem`) in the order
+    the provider sent them (empty, and omitted, for a reply without opaque items). The
+    reducer keeps them where ``llm_context`` puts them back: with the batch's
+    tool calls (``continue-re-act``), or on the assistant message the call
+    completed (``complete-re-act``, which needs a ``text`` marker naming it).
+    """
 
     called_llm_at: int
     observation: Observation
     usage: Usage = Usage()
+    items: tuple[ProviderItem, ...] = ()
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):

@@ -22,7 +22,7 @@ import msgspec
 from immutables import Map
 
 from ._config import AgentConfig
-from ._inputs import ToolResult
+from ._inputs import ProviderItem, ToolResult
 from ._table import Table
 from ._toolset import ToolSet
 from ._vector import Vector
@@ -41,7 +41,11 @@ OutcomeKind = Literal["completed", "failed", "cancelled"]
 
 
 class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """A user or assistant message. ``streaming`` is true between ``llm-message-started`` and its completion."""
+    """A user or assistant message. ``streaming`` is true between ``llm-message-started`` and its completion.
+
+    ``items`` are the provider items of the model call that answered with this
+    message and completed the turn (``complete-re-act``), in their order.
+    """
 
     id: str
     role: Role
@@ -49,10 +53,15 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults
     streaming: bool = False
     seq: int = 0
     at: int = 0
+    items: tuple[ProviderItem, ...] = ()
 
 
 class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """One external tool call: what the model asked for, where it stands, and its result once completed."""
+    """One external tool call: what the model asked for, where it stands, and its result once completed.
+
+    ``items``: the provider items of the model call that asked for the call's
+    batch, held by the batch's first call (the others' are empty).
+    """
 
     id: str
     name: str
@@ -63,6 +72,7 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     seq: int = 0
     requested_at: int = 0
     completed_at: int = 0
+    items: tuple[ProviderItem, ...] = ()
 
 
 PAST_TOOL_CALLS_LISTED = 20

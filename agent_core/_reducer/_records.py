@@ -5,7 +5,7 @@ from __future__ import annotations
 from immutables import Map
 from msgspec.structs import replace
 
-from .._inputs import ToolCallRequest, ToolFailure
+from .._inputs import ProviderItem, ToolCallRequest, ToolFailure
 from .._rules import Judgement
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
 from .._table import Table, grown
@@ -14,12 +14,18 @@ from .._vector import Vector
 from ._workflow import gate
 
 
-def record_requests(state: AgentState, turn: Turn, requests: dict[str, ToolCallRequest], refused: str) -> AgentState:
+def record_requests(
+    state: AgentState,
+    turn: Turn,
+    requests: dict[str, ToolCallRequest],
+    refused: str,
+    items: tuple[ProviderItem, ...] = (),
+) -> AgentState:
     """Record a batch of requests that a guard refused (``refused`` says why) in the turn.
 
     ``state`` already carries the input's timestamp and step.
     """
-    calls, log, opened, awaiting = records(state, turn, requests, state.step, state.timestamp, refused)
+    calls, log, opened, awaiting = records(state, turn, requests, state.step, state.timestamp, refused, items)
     turn = replace(
         turn,
         tool_call_ids=turn.tool_call_ids + tuple(requests),
@@ -36,8 +42,12 @@ def records(
     step: int,
     at: int,
     judged: str | dict[str, Judgement],
+    items: tuple[ProviderItem, ...] = (),
 ) -> tuple[Map[str, ToolCallRecord] | Table[str, ToolCallRecord], Vector[str], tuple[str, ...], tuple[str, ...]]:
     """The tool-call maps with a batch of requests added, and the turn's open and awaiting ids.
+
+    The batch's first record holds the reply's provider ``items`` (``llm_context``
+    puts them back with the batch).
 
     With a ``judged`` text (a guard tripped: why), every call is recorded completed with a
     failure saying why it was not run. Otherwise a call to an unknown tool is
@@ -72,6 +82,7 @@ def records(
             seq=step,
             requested_at=at,
             completed_at=at if result is not None else 0,
+            items=() if added else items,
         )
     # One update per map: the batch shares the path copies a set per call would repeat.
     return grown(state.tool_calls.update(added)), state.tool_call_log.extend(added), opened, awaiting

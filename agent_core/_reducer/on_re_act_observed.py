@@ -7,10 +7,11 @@ from typing import Any
 from msgspec.structs import replace
 
 from .._encodable import MAX_COUNT
-from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest
+from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, Usage
 from .._rules import Judgement
-from .._state import AgentState, Turn
+from .._state import AgentState, Message, Turn
 from ._common import reject, require_not_streaming, require_thinking
+from ._items import check_items
 from ._records import record_requests, records
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
@@ -27,8 +28,11 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     """
     turn = require_thinking(state, inp)
     _validate(state, inp, turn)
+    answered = check_items(state, inp)
     observation = inp.observation
     if isinstance(observation, CompleteReAct):
+        if answered is not None:
+            state = _with_items(state, answered, inp)
         return _complete(state, inp, turn)
     requests = observation.tool_calls
     verdict = _verdict(state, inp, turn, requests)
@@ -69,7 +73,7 @@ def _continue(
     and one new state (each ``replace`` copies every field, so they are not chained)."""
     step = state.step + 1
     usage = inp.usage
-    calls, log, opened, awaiting = records(state, turn, requests, step, inp.timestamp, judged)
+    calls, log, opened, awaiting = records(state, turn, requests, step, inp.timestamp, judged, inp.items)
     turn = _turn_counted(
         turn,
         inp,
@@ -119,6 +123,12 @@ def _counted(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
     )
 
 
+def _with_items(state: AgentState, message: Message, inp: ReActObserved) -> AgentState:
+    """``state`` with the reply's items on the assistant message it answered with."""
+    position = state.message_index[message.id]
+    return replace(state, messages=state.messages.set(position, replace(message, items=inp.items)))
+
+
 def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
     """Count the call and close the turn as completed (its counters are not kept: only the session's are)."""
     return end_turn(_counted(state, inp, turn), "completed", turn.exhausted)
@@ -129,7 +139,7 @@ def _guarded(
 ) -> AgentState:
     """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
     turn = _turn_counted(turn, inp)
-    state = record_requests(_counted(state, inp, turn), turn, requests, tripped.detail)
+    state = record_requests(_counted(state, inp, turn), turn, requests, tripped.detail, inp.items)
     if tripped.reason == "final-answer":
         return final_answer_used_tools(state)
     if tripped.reason.startswith("rule:"):
@@ -169,6 +179,15 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
             f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
         )
+    if (usage.cache_read_tokens or usage.cache_write_tokens or usage.reasoning_tokens) and not _parts_fit(usage):
+        reject(
+            state,
+            inp,
+            "usage-parts",
+            "usage-parts-within-totals",
+            "expected cache_read_tokens and cache_write_tokens (0 or more) to add up to at most input_tokens and "
+            f"reasoning_tokens (0 or more) to be at most output_tokens, got {usage}",
+        )
     if isinstance(inp.observation, CompleteReAct):
         return
     requests = inp.observation.tool_calls
@@ -191,3 +210,11 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
                 "tool-call-id-unique",
                 f"tool call id {call_id!r} is already used in this session; expected new ids",
             )
+
+
+def _parts_fit(usage: Usage) -> bool:
+    """Whether the breakdowns are counts within their totals (each is a part of its total)."""
+    read, written, reasoning = usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
+    return (
+        min(read, written, reasoning) >= 0 and read + written <= usage.input_tokens and reasoning <= usage.output_tokens
+    )

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 
 from .._inputs import (
+    TEXT_MARKER,
+    TOOL_CALL_MARKER,
     AgentInput,
     CompleteReAct,
     ContextWindowExpanded,
@@ -18,6 +20,7 @@ from .._inputs import (
     LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
+    ProviderItem,
     ReActCancelled,
     ReActObserved,
     SessionStarted,
@@ -30,11 +33,11 @@ from .._inputs import (
     UserMessageReceived,
     WorkflowActionTaken,
 )
-from .._state import AgentState
+from .._state import AgentState, Message
 from ._draw import actions_now, due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import session_started
 from ._per_kind import per_kind
-from ._values import EPOCH_MS, PARAMETERS, VERDICT_PARAMETERS, texts, tool_results, usages
+from ._values import EPOCH_MS, PARAMETERS, VERDICT_PARAMETERS, opaque_items, texts, tool_results, usages
 
 
 def _user_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -58,8 +61,11 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     at = later(draw, state)
     called = at - draw(st.integers(0, min(at, 30_000)))
     usage = draw(_USAGES)
+    opaque = draw(_ITEMS)
+    answer = _answer(state)
     if draw(st.integers(0, 4)) == 4:
-        return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage)
+        items = _with_text(opaque, answer) if opaque and answer is not None and not answer.items else ()
+        return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage, items=items)
     requests: dict[str, ToolCallRequest] = {}
     arguments = PARAMETERS + VERDICT_PARAMETERS if state.config.rules else PARAMETERS
     for _ in range(draw(st.integers(1, 3))):
@@ -68,9 +74,26 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
         unknown = not state.tools or draw(st.integers(0, 7)) == 7
         name = "no_such_tool" if unknown else pick(draw, list(state.tools))
         requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, arguments))
+    markers = tuple(ProviderItem(kind=TOOL_CALL_MARKER, provider="anthropic", ref=call_id) for call_id in requests)
     return ReActObserved(
-        timestamp=at, called_llm_at=called, observation=ContinueReAct(tool_calls=requests), usage=usage
+        timestamp=at,
+        called_llm_at=called,
+        observation=ContinueReAct(tool_calls=requests),
+        usage=usage,
+        items=opaque + markers if opaque else (),
     )
+
+
+def _answer(state: AgentState) -> Message | None:
+    """The newest message when it is a completed assistant message (a model call's answer to mark)."""
+    messages = state.messages
+    last = messages[-1] if len(messages) else None
+    return last if last is not None and last.role == "assistant" and not last.streaming else None
+
+
+def _with_text(opaque: tuple[ProviderItem, ...], answer: Message) -> tuple[ProviderItem, ...]:
+    text = ProviderItem(kind=TEXT_MARKER, provider="anthropic", ref=answer.id, chars=len(answer.content))
+    return (*opaque, text)
 
 
 def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -146,6 +169,7 @@ def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 _TEXTS = texts()
 _USAGES = usages()
+_ITEMS = opaque_items()
 _RESULTS = tool_results()
 _RETRY_AFTER = st.none() | st.integers(0, 60_000)
 _RETRYABLE = st.sampled_from((True, True, False))  # outages and rate limits are the usual failure

@@ -12,6 +12,7 @@ from .._inputs import (
     CompleteReAct,
     ContinueReAct,
     Observation,
+    ProviderItem,
     ToolCallRequest,
     ToolFailure,
     ToolResult,
@@ -110,8 +111,40 @@ def tool_lists(*, min_size: int = 0, max_size: int = 4) -> SearchStrategy[tuple[
 
 
 def usages() -> SearchStrategy[Usage]:
-    """Token usage of one model call (never negative)."""
-    return st.builds(Usage, input_tokens=st.integers(0, 800), output_tokens=st.integers(0, 400))
+    """Token usage of one model call (never negative), now and then with its cache and reasoning breakdowns
+    (each within its total)."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Usage:
+        inputs, outputs = draw(st.integers(0, 800)), draw(st.integers(0, 400))
+        if draw(st.integers(0, 3)) != 3:
+            return Usage(input_tokens=inputs, output_tokens=outputs)
+        read = draw(st.integers(0, inputs))
+        return Usage(
+            input_tokens=inputs,
+            output_tokens=outputs,
+            cache_read_tokens=read,
+            cache_write_tokens=draw(st.integers(0, inputs - read)),
+            reasoning_tokens=draw(st.integers(0, outputs)),
+        )
+
+    return build()
+
+
+OPAQUE_DATA = ('{"type":"thinking","thinking":"hm","signature":"c2ln"}', '{"type":"redacted_thinking","data":"ZA=="}')
+"""Opaque item data the strategies draw (JSON as a provider would send it)."""
+
+
+def opaque_items() -> SearchStrategy[tuple[ProviderItem, ...]]:
+    """Zero to two opaque provider items (``thinking`` / ``redacted-thinking`` of a made-up model)."""
+    item = st.builds(
+        ProviderItem,
+        kind=st.sampled_from(("thinking", "redacted-thinking")),
+        provider=st.just("anthropic"),
+        model=st.just("claude-test"),
+        data=st.sampled_from(OPAQUE_DATA),
+    )
+    return st.lists(item, max_size=2).map(tuple)
 
 
 def tool_call_requests(names: SearchStrategy[str] | None = None) -> SearchStrategy[ToolCallRequest]:

@@ -126,7 +126,8 @@ def test_an_empty_state_has_an_empty_context() -> None:
 
 
 def reference_entries(state: ac.AgentState) -> tuple[ac.ContextEntry, ...]:
-    """The timeline by its definition: windowed messages and the turn's calls sorted by (seq, kind, order)."""
+    """The timeline by its definition: windowed messages and the turn's calls sorted by (seq, kind, order), each
+    with its provider items."""
     turn, messages = state.turn, state.messages
     count = len(messages)
     window = turn.context_window_size if turn is not None else min(state.config.initial_context_window, count)
@@ -134,12 +135,13 @@ def reference_entries(state: ac.AgentState) -> tuple[ac.ContextEntry, ...]:
     for position in range(count - window, count):
         m = messages[position]
         if not m.streaming and (m.role == "user" or m.content):
-            timeline.append((m.seq, 0, position, Msg(role=m.role, content=m.content)))
+            timeline.append((m.seq, 0, position, Msg(role=m.role, content=m.content, items=m.items)))
     records = [state.tool_calls[i] for i in (turn.tool_call_ids if turn is not None else ())]
     for seq in {r.seq for r in records}:
         group = [r for r in records if r.seq == seq]
         calls = tuple(ac.ContextToolCall(id=r.id, name=r.name, parameters=r.parameters) for r in group)
-        timeline.append((seq, 1, 0, ac.ContextToolCalls(calls=calls)))
+        items = group[0].items  # the batch's first call holds its model call's provider items
+        timeline.append((seq, 1, 0, ac.ContextToolCalls(calls=calls, items=items)))
         for order, r in enumerate(group):
             if isinstance(r.result, ac.ToolSuccess):
                 result = ac.ContextToolResult(tool_call_id=r.id, name=r.name, content=r.result.content)
