@@ -15,7 +15,7 @@ from typing import Protocol
 
 import msgspec
 
-from agent_core import LlmContext, ToolDefinition, Usage
+from agent_core import LlmContext, ProviderItem, ToolDefinition, Usage
 
 LOAD_OLDER_MESSAGES = "load_older_messages"
 """Internal tool: show the model older messages of the conversation."""
@@ -70,12 +70,21 @@ class ModelToolCall(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ModelReply(msgspec.Struct, frozen=True, kw_only=True):
-    """What one model call produced: user-visible text (may be empty), tool calls (may be empty), usage."""
+    """What one model call produced: user-visible text (may be empty), tool calls (may be empty), usage.
+
+    ``items`` are the reply's provider items in the order the provider sent
+    them (see :class:`~agent_core.ProviderItem`), or empty: given only when the
+    reply has at least one opaque item, with a ``tool-call`` marker per tool call
+    (in the order of ``tool_calls``; ``ref`` the provider's id) and ``text``
+    markers whose ``chars`` cover ``text`` in order. The runner sets the markers'
+    ``ref`` to the ids it logs.
+    """
 
     text: str = ""
     tool_calls: tuple[ModelToolCall, ...] = ()
     usage: Usage = Usage()
     finish_reason: str = ""
+    items: tuple[ProviderItem, ...] = ()
 
 
 class ModelError(Exception):

@@ -4,7 +4,8 @@ Text becomes ``llm-message-started`` (at the first delta), ``text-delta``
 events for display, and ``llm-message-completed`` with the whole text. Then
 either an internal tool's input (``context-window-expanded`` /
 ``history-tool-calls-added``: the model is asked again with a wider context)
-or ``re-act-observed`` with the tool calls or ``complete-re-act``.
+or ``re-act-observed`` with the tool calls or ``complete-re-act``, and the
+reply's provider items (see ``_reply_items``).
 
 Failures: anything the model adapter raises ends the call with
 ``llm-call-failed``: a :class:`~effects.ModelError` with its ``retryable``
@@ -45,6 +46,7 @@ from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
 from ._events import TextDelta
+from ._reply_items import logged_items
 
 
 class _Stream:
@@ -104,7 +106,15 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         dispatch(_internal_input(ctx, internal[0], state))
         return
     observation = _observation(reply, state.tool_calls)
-    observed = ReActObserved(timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage)
+    call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
+    try:
+        items = logged_items(reply, call_ids, stream.message_id)
+    except ModelError as error:
+        dispatch(_failed(ctx, error))
+        return
+    observed = ReActObserved(
+        timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage, items=items
+    )
     dispatch(observed)
 
 

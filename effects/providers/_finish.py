@@ -20,6 +20,8 @@ from typing import Annotated
 
 import msgspec
 
+from agent_core import TEXT_MARKER, ProviderItem
+
 from .._model import ModelError, ModelReply, TextSink
 from ._errors import redact
 
@@ -67,7 +69,21 @@ def finished(
     note = marker.format(reason=f"{field}: {reason}")
     note = f"\n\n{note}" if reply.text else note
     on_text(note)
-    return msgspec.structs.replace(reply, text=reply.text + note)
+    return msgspec.structs.replace(reply, text=reply.text + note, items=_noted(reply.items, len(note)))
+
+
+def _noted(items: tuple[ProviderItem, ...], chars: int) -> tuple[ProviderItem, ...]:
+    """``items`` with their text markers also covering a note of ``chars`` characters appended to the text: the
+    last text marker grows, or a new one stands at the end."""
+    if not items:
+        return items
+    for position in range(len(items) - 1, -1, -1):
+        item = items[position]
+        if item.kind == TEXT_MARKER:
+            grown = msgspec.structs.replace(item, chars=item.chars + chars)
+            return (*items[:position], grown, *items[position + 1 :])
+    first = items[0]
+    return (*items, ProviderItem(kind=TEXT_MARKER, provider=first.provider, model=first.model, chars=chars))
 
 
 def malformed(origin: str, error: Exception, secrets: Sequence[str]) -> ModelError:

@@ -11,16 +11,20 @@ count (some compatible servers send one) counts as 0.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 
-from agent_core import Usage
+from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+
+PROVIDER_ID = "openai-chat"
+"""The ``provider`` of the items this adapter keeps and sends back."""
 
 
 class _Function(msgspec.Struct):
@@ -38,6 +42,8 @@ class _Delta(msgspec.Struct):
     content: str | None = None
     refusal: str | None = None
     tool_calls: list[_ToolCallPart] | None = None
+    reasoning_content: str | None = None
+    reasoning: str | None = None
 
 
 class _Choice(msgspec.Struct):
@@ -45,9 +51,31 @@ class _Choice(msgspec.Struct):
     finish_reason: str | None = None
 
 
+class _PromptDetails(msgspec.Struct):
+    cached_tokens: Tokens | None = None
+
+
+class _CompletionDetails(msgspec.Struct):
+    reasoning_tokens: Tokens | None = None
+
+
 class _Usage(msgspec.Struct):
     prompt_tokens: Tokens | None = None
     completion_tokens: Tokens | None = None
+    prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
+
+    def counts(self) -> Usage:
+        """The usage; a breakdown a server reports beyond its total counts as the total."""
+        prompt, completion = self.prompt_tokens or 0, self.completion_tokens or 0
+        cached = self.prompt_tokens_details.cached_tokens if self.prompt_tokens_details else None
+        reasoning = self.completion_tokens_details.reasoning_tokens if self.completion_tokens_details else None
+        return Usage(
+            input_tokens=prompt,
+            output_tokens=completion,
+            cache_read_tokens=min(cached or 0, prompt),
+            reasoning_tokens=min(reasoning or 0, completion),
+        )
 
 
 class _Chunk(msgspec.Struct):
@@ -55,20 +83,25 @@ class _Chunk(msgspec.Struct):
     usage: _Usage | None = None
 
 
-async def read_stream(stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
+async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str = "") -> ModelReply:
     """Fold a chat-completion chunk stream into a :class:`~effects.ModelReply`, streaming text to ``on_text``.
+
+    Reasoning a server streams beside the answer (``reasoning_content``, as
+    DeepSeek, vLLM and others send it, or ``reasoning``) is kept as a provider
+    item of ``model``.
 
     ``finish_reason`` stays empty when no chunk carried one (a stream cut off).
     Raises :class:`msgspec.ValidationError` for a chunk of the wrong shape.
     """
     text: list[str] = []
+    reasoning: dict[str, list[str]] = {}  # the field the server named it by -> its pieces
     calls = _ToolCalls()
     usage = Usage()
     finish = ""
     async for item in stream:
         chunk = msgspec.convert(item, _Chunk, from_attributes=True)
         if chunk.usage is not None:
-            usage = Usage(input_tokens=chunk.usage.prompt_tokens or 0, output_tokens=chunk.usage.completion_tokens or 0)
+            usage = chunk.usage.counts()
         if not chunk.choices:
             continue
         choice = chunk.choices[0]
@@ -77,11 +110,34 @@ async def read_stream(stream: AsyncIterator[Any], on_text: TextSink) -> ModelRep
         if piece:
             text.append(piece)
             on_text(piece)
+        if delta.reasoning_content:
+            reasoning.setdefault("reasoning_content", []).append(delta.reasoning_content)
+        elif delta.reasoning:
+            reasoning.setdefault("reasoning", []).append(delta.reasoning)
         for part in delta.tool_calls or ():
             calls.add(part)
         if choice.finish_reason:
             finish = choice.finish_reason
-    return ModelReply(text="".join(text), tool_calls=calls.done(), usage=usage, finish_reason=finish)
+    done = calls.done()
+    answer = "".join(text)
+    items = _items(reasoning, answer, done, model)
+    return ModelReply(text=answer, tool_calls=done, usage=usage, finish_reason=finish, items=items)
+
+
+def _items(
+    reasoning: dict[str, list[str]], text: str, calls: tuple[ModelToolCall, ...], model: str
+) -> tuple[ProviderItem, ...]:
+    """The reply's reasoning as a provider item (the field it came in and its text, as a JSON object), then where
+    its text and calls stand; none without reasoning."""
+    if not reasoning:
+        return ()
+    field = next(iter(reasoning))  # a server uses one name; the first one seen is kept
+    data = json.dumps({field: "".join(reasoning[field])}, ensure_ascii=False, separators=(",", ":"))
+    items = [ProviderItem(kind="reasoning-content", provider=PROVIDER_ID, model=model, data=data)]
+    if text:
+        items.append(ProviderItem(kind=TEXT_MARKER, provider=PROVIDER_ID, model=model, chars=len(text)))
+    items += [ProviderItem(kind=TOOL_CALL_MARKER, provider=PROVIDER_ID, model=model, ref=c.id) for c in calls]
+    return tuple(items)
 
 
 class _ToolCalls:

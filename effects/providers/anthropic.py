@@ -2,26 +2,33 @@
 
 The reply is streamed as events (read by :func:`read_events`). Tool results go
 back in a user message; consecutive messages of one role are merged, as the
-API requires.
+API requires. Thinking blocks (``thinking``, ``redacted_thinking``) are kept
+as provider items and written back unmodified where they stood in the
+assistant content, before the ``tool_use`` they led to. Prompt caching puts
+``cache_control`` breakpoints on the system prompt, the last tool and the last
+block of the conversation.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from agent_core import ContextMessage, LlmContext
+from agent_core import ContextMessage, ContextToolCall, LlmContext, ProviderItem
 
 from .._model import ModelReply, TextSink, offered_tools
-from ._anthropic_stream import read_events
+from ._anthropic_stream import PROVIDER_ID, read_events
 from ._client import HttpModel
 from ._errors import redact
 from ._extras import http_library, require
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
-from ._timeline import arguments_object, regroup, schema_object
+from ._timeline import Asked, Said, arguments_object, item_object, layout, regroup, schema_object
 
 PROVIDER = "Anthropic"
+CACHE_BREAKPOINT: Mapping[str, str] = MappingProxyType({"type": "ephemeral"})
+"""The default ``cache_control``: a 5-minute prompt-cache breakpoint."""
+_NOT_CACHEABLE = ("thinking", "redacted_thinking")
 EARLIER_OMITTED = "(Earlier messages of this conversation are not shown.)"
 """Sent first when the context window begins with an assistant message: the API wants a user message first."""
 DEFAULT_MAX_TOKENS = 4096
@@ -40,6 +47,14 @@ class AnthropicModel(HttpModel):
     :class:`~effects.ModelError`; an answer that stopped at ``max_tokens`` (or
     the context window) or was a ``refusal`` completes with a visible marker
     appended to its text.
+
+    ``thinking`` turns on extended thinking: ``{"type": "enabled",
+    "budget_tokens": 2048}`` (at least 1,024 and below ``max_tokens``) or
+    ``{"type": "adaptive"}``. Its blocks are kept in the log and sent back as
+    the API requires. ``cache_control`` is the prompt-cache breakpoint put on
+    the system prompt, the last tool and the conversation's last block
+    (:data:`CACHE_BREAKPOINT` by default, ``{"type": "ephemeral", "ttl":
+    "1h"}`` for an hour, ``None`` for none).
     """
 
     _key_hint = "ANTHROPIC_API_KEY or api_key=..."
@@ -56,6 +71,8 @@ class AnthropicModel(HttpModel):
         api_key: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float | None = None,
+        thinking: Mapping[str, Any] | None = None,
+        cache_control: Mapping[str, Any] | None = CACHE_BREAKPOINT,
         **request_options: Any,
     ) -> None:
         self._sdk = require("anthropic", extra="anthropic", user="AnthropicModel")
@@ -74,13 +91,22 @@ class AnthropicModel(HttpModel):
         self._options: dict[str, Any] = {"max_tokens": max_tokens, **request_options}
         if temperature is not None:  # sent in the body: this SDK version has no typed parameter for it
             self._options["extra_body"] = {**self._options.get("extra_body", {}), "temperature": temperature}
+        if thinking is not None:
+            self._options["thinking"] = dict(thinking)
+        self._cache = dict(cache_control) if cache_control is not None else None
 
     def _request(self, context: LlmContext) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": self.model, "messages": request_messages(context), **self._options}
+        cache = self._cache
+        request: dict[str, Any] = {"model": self.model, "messages": request_messages(context, cache), **self._options}
         if context.system_prompt:
-            request["system"] = context.system_prompt
+            system: Any = context.system_prompt
+            if cache is not None:
+                system = [{"type": "text", "text": system, "cache_control": dict(cache)}]
+            request["system"] = system
         tools = request_tools(context)
         if tools:
+            if cache is not None:
+                tools[-1]["cache_control"] = dict(cache)
             request["tools"] = tools
         return request
 
@@ -88,11 +114,13 @@ class AnthropicModel(HttpModel):
         return await self._client.messages.create(**request, stream=True)
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
-        return await read_events(stream, on_text)
+        return await read_events(stream, on_text, self.model)
 
 
-def request_messages(context: LlmContext) -> list[dict[str, Any]]:
-    """The ``messages`` of a request: text blocks, ``tool_use`` blocks, and ``tool_result`` blocks in a user message."""
+def request_messages(context: LlmContext, cache_control: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The ``messages`` of a request: text, thinking and ``tool_use`` blocks in assistant messages, in the order
+    the model gave them, and ``tool_result`` blocks in a user message. With ``cache_control``, the last block
+    that can carry a breakpoint gets it (the conversation so far is then cached for the next call)."""
     messages: list[dict[str, Any]] = []
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
@@ -103,19 +131,43 @@ def request_messages(context: LlmContext) -> list[dict[str, Any]]:
 
     for item in regroup(context.entries):
         if isinstance(item, ContextMessage):
-            if item.content:  # the API refuses empty text blocks
+            if item.role == "assistant" and item.items:
+                add("assistant", _assistant_blocks(item.content, (), item.items))
+            elif item.content:  # the API refuses empty text blocks
                 add(item.role, [{"type": "text", "text": item.content}])
             continue
-        said = [{"type": "text", "text": item.text}] if item.text else []
-        uses = [
-            {"type": "tool_use", "id": c.id, "name": c.name, "input": arguments_object(c.parameters)}
-            for c in item.calls
-        ]
-        add("assistant", said + uses)
+        add("assistant", _assistant_blocks(item.text, item.calls, item.items))
         add("user", [_tool_result(r.tool_call_id, r.content, r.is_error) for r in item.results])
     if messages and messages[0]["role"] == "assistant":  # the API wants a user message first
         messages.insert(0, {"role": "user", "content": [{"type": "text", "text": EARLIER_OMITTED}]})
+    if cache_control is not None and messages:
+        cacheable = [block for block in messages[-1]["content"] if block["type"] not in _NOT_CACHEABLE]
+        if cacheable:
+            cacheable[-1]["cache_control"] = dict(cache_control)
     return messages
+
+
+def _assistant_blocks(
+    text: str, calls: tuple[ContextToolCall, ...], items: tuple[ProviderItem, ...]
+) -> list[dict[str, Any]]:
+    """An assistant turn's blocks: its thinking blocks exactly as they came, its text and its calls where they stood."""
+    blocks: list[dict[str, Any]] = []
+    for part in layout(text, calls, items, _mine):
+        if isinstance(part, Said):
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, Asked):
+            call = part.call
+            blocks.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(call.parameters)}
+            )
+        else:
+            blocks.append(item_object(part))
+    return blocks
+
+
+def _mine(item: ProviderItem) -> bool:
+    """Anthropic reads back the thinking of any Claude model (the API checks each block's signature)."""
+    return item.provider == PROVIDER_ID
 
 
 def _tool_result(tool_use_id: str, content: str, is_error: bool) -> dict[str, Any]:

@@ -13,19 +13,21 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
-from agent_core import ContextMessage, LlmContext
+from agent_core import ContextMessage, LlmContext, ProviderItem
 
 from .._model import ModelReply, TextSink, offered_tools
 from ._client import HttpModel
 from ._errors import redact
 from ._extras import http_library, require
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
-from ._openai_stream import read_stream
-from ._timeline import regroup, schema_object
+from ._openai_stream import PROVIDER_ID, read_stream
+from ._timeline import item_object, regroup, schema_object
 
 PROVIDER = "OpenAI-compatible"
+SEND_REASONING = ("tool-calls", "always", "never")
+"""The values of ``OpenAIModel(send_reasoning=...)``."""
 
 
 class OpenAIModel(HttpModel):
@@ -40,6 +42,12 @@ class OpenAIModel(HttpModel):
     A stream that ends without a ``finish_reason`` is a retryable
     :class:`~effects.ModelError`; an answer that stopped at ``length`` or
     ``content_filter`` completes with a visible marker appended to its text.
+
+    Reasoning a server streams (``reasoning_content`` or ``reasoning``) is kept
+    in the log; ``send_reasoning`` says which assistant messages carry it back:
+    ``"tool-calls"`` (the default: the messages that asked for tool calls, as
+    DeepSeek's thinking mode requires within a turn), ``"always"``, or
+    ``"never"`` (servers that refuse it in requests).
     """
 
     _key_hint = "OPENAI_API_KEY or api_key=..."
@@ -53,29 +61,23 @@ class OpenAIModel(HttpModel):
         base_url: str | None = None,
         api_key: str | None = None,
         temperature: float | None = None,
+        send_reasoning: Literal["tool-calls", "always", "never"] = "tool-calls",
         **request_options: Any,
     ) -> None:
-        self._sdk = require("openai", extra="openai", user="OpenAIModel")
-        self._http = http_library(self._sdk)
-        key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if not key and url is None:
+        if send_reasoning not in SEND_REASONING:
             raise ValueError(
-                "OpenAIModel needs an API key: pass api_key=... or set OPENAI_API_KEY "
-                "(a local server that needs no key only needs base_url=... or OPENAI_BASE_URL)"
+                f"expected send_reasoning to be one of {', '.join(SEND_REASONING)}, got {send_reasoning!r}"
             )
+        connect(self, "OpenAIModel", api_key, base_url, PROVIDER)
         self.model = model
-        self._secrets = (key,) if key else ()
-        self._client = self._sdk.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=0)
-        self.base_url = redact(str(self._client.base_url), self._secrets)
-        self._origin = f"{PROVIDER} request to {self.base_url}"
-        self._failures = (self._sdk.OpenAIError, self._http.TransportError)
+        self.send_reasoning = send_reasoning
         self._options = dict(request_options)
         if temperature is not None:
             self._options["temperature"] = temperature
 
     def _request(self, context: LlmContext) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": self.model, "messages": request_messages(context), **self._options}
+        messages = request_messages(context, self.send_reasoning)
+        request: dict[str, Any] = {"model": self.model, "messages": messages, **self._options}
         tools = request_tools(context)
         if tools:
             request["tools"] = tools
@@ -87,23 +89,49 @@ class OpenAIModel(HttpModel):
         )
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
-        return await read_stream(stream, on_text)
+        return await read_stream(stream, on_text, self.model)
 
 
-def request_messages(context: LlmContext) -> list[dict[str, Any]]:
-    """The ``messages`` of a request: system prompt, messages, assistant tool calls, then one ``tool`` message per call."""
+def connect(adapter: HttpModel, user: str, api_key: str | None, base_url: str | None, provider: str) -> None:
+    """Give ``adapter`` (``user`` names its class) the ``openai`` SDK's async client for ``api_key`` and
+    ``base_url`` (or the SDK's environment variables), with the SDK's retries off."""
+    adapter._sdk = require("openai", extra="openai", user=user)
+    adapter._http = http_library(adapter._sdk)
+    key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if not key and url is None:
+        raise ValueError(
+            f"{user} needs an API key: pass api_key=... or set OPENAI_API_KEY "
+            "(a local server that needs no key only needs base_url=... or OPENAI_BASE_URL)"
+        )
+    adapter._secrets = (key,) if key else ()
+    adapter._client = adapter._sdk.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=0)
+    adapter.base_url = redact(str(adapter._client.base_url), adapter._secrets)
+    adapter._origin = f"{provider} request to {adapter.base_url}"
+    adapter._failures = (adapter._sdk.OpenAIError, adapter._http.TransportError)
+
+
+def request_messages(context: LlmContext, send_reasoning: str = "never") -> list[dict[str, Any]]:
+    """The ``messages`` of a request: system prompt, messages, assistant tool calls, then one ``tool`` message per
+    call; the kept reasoning on the assistant messages ``send_reasoning`` names."""
     messages: list[dict[str, Any]] = []
     if context.system_prompt:
         messages.append({"role": "system", "content": context.system_prompt})
     for item in regroup(context.entries):
         if isinstance(item, ContextMessage):
-            messages.append({"role": item.role, "content": item.content})
+            message: dict[str, Any] = {"role": item.role, "content": item.content}
+            if send_reasoning == "always":
+                message.update(_reasoning(item.items))
+            messages.append(message)
             continue
         calls = [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.parameters or "{}"}}
             for c in item.calls
         ]
-        messages.append({"role": "assistant", "content": item.text or None, "tool_calls": calls})
+        message = {"role": "assistant", "content": item.text or None, "tool_calls": calls}
+        if send_reasoning != "never":
+            message.update(_reasoning(item.items))
+        messages.append(message)
         for result in item.results:
             content = f"Error: {result.content}" if result.is_error else result.content
             messages.append({"role": "tool", "tool_call_id": result.tool_call_id, "content": content})
@@ -123,3 +151,11 @@ def request_tools(context: LlmContext) -> list[dict[str, Any]]:
         }
         for tool in offered_tools(context)
     ]
+
+
+def _reasoning(items: tuple[ProviderItem, ...]) -> dict[str, object]:
+    """The reasoning field a server sent with an assistant message, as it sent it (empty when there is none)."""
+    for item in items:
+        if item.provider == PROVIDER_ID and item.kind == "reasoning-content":
+            return item_object(item)
+    return {}

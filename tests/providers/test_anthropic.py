@@ -32,7 +32,8 @@ async def test_the_request_pairs_tool_uses_with_results_in_a_user_message(server
     [request] = server.requests
     assert (request.method, request.path) == ("POST", "/v1/messages")
     body = request.body
-    assert body["system"] == SYSTEM
+    cache = {"type": "ephemeral"}  # the default breakpoints: system prompt, last tool, last block
+    assert body["system"] == [{"type": "text", "text": SYSTEM, "cache_control": cache}]
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "(Earlier messages of this conversation are not shown.)"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]},
@@ -51,11 +52,13 @@ async def test_the_request_pairs_tool_uses_with_results_in_a_user_message(server
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "call_paris", "content": "14:05"},
-                {"type": "tool_result", "tool_use_id": "call_mars", "content": "unknown timezone", "is_error": True},
+                {"type": "tool_result", "tool_use_id": "call_mars", "content": "unknown timezone", "is_error": True,
+                 "cache_control": cache},
             ],
         },
     ]  # fmt: skip
     assert [tool["name"] for tool in body["tools"]] == ["get_time", "delete_file", "load_older_messages"]
+    assert [tool.get("cache_control") for tool in body["tools"]] == [None, None, cache]
     assert body["tools"][0] == {
         "name": "get_time",
         "description": "The current time in a timezone.",
@@ -66,10 +69,11 @@ async def test_the_request_pairs_tool_uses_with_results_in_a_user_message(server
 
 async def test_a_first_call_has_no_system_field_without_a_system_prompt(server: FakeProviderServer) -> None:
     server.enqueue(Reply.stream(anthropic_stream(["Noon."])))
-    await complete(model(server), first_question())
+    await complete(model(server, cache_control=None), first_question())
     body = server.requests[0].body
     assert "system" not in body
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "What time is it in Paris?"}]}]
+    assert "cache_control" not in str(body)  # no breakpoint anywhere when caching is off
     assert body["max_tokens"] == 4096
 
 
@@ -86,7 +90,7 @@ async def test_text_and_tool_uses_with_split_input_are_folded(server: FakeProvid
             ),
             ModelToolCall(id="toolu_01BjfG2wXx9nNNbtUT3fNRcH", name="get_time", arguments='{"timezone": "Asia/Tokyo"}'),
         ),
-        usage=Usage(input_tokens=640, output_tokens=89),  # input counts cache reads too
+        usage=Usage(input_tokens=640, output_tokens=89, cache_read_tokens=128),  # input counts cache reads too
         finish_reason="tool_use",
     )
 
