@@ -1,4 +1,5 @@
-"""Real models and real tools: OpenAI-compatible and Anthropic model adapters, MCP tool servers.
+"""Real models and real tools: OpenAI-compatible (chat completions), OpenAI Responses and Anthropic model adapters,
+MCP tool servers.
 
 The SDKs are optional extras (``openai``, ``anthropic``, ``mcp``); they are
 imported when an adapter is built, which raises :class:`MissingExtra` naming
@@ -11,6 +12,7 @@ from .anthropic import AnthropicModel
 from .demo import chat_demo_model, chat_demo_tools
 from .mcp import McpServer, McpServerError, McpTool
 from .openai import OpenAIModel
+from .openai_responses import OpenAIResponsesModel
 
 __all__ = [
     "AnthropicModel",
@@ -19,6 +21,7 @@ __all__ = [
     "McpTool",
     "MissingExtra",
     "OpenAIModel",
+    "OpenAIResponsesModel",
     "chat_demo_model",
     "chat_demo_tools",
 ]

@@ -1,5 +1,7 @@
-"""Test doubles for agents built on agent-core: a scripted model, a manual clock, sequential ids, and a
-loopback server that speaks the OpenAI and Anthropic wire protocols.
+"""Test doubles for agents built on agent-core: a scripted model, a manual clock, sequential ids, a
+loopback server that speaks the OpenAI and Anthropic wire protocols, and strict fakes of Anthropic's messages
+API and OpenAI's Responses API that stream signed thinking, reasoning and compaction items and refuse a request
+the way the real API does when those come back missing, altered or moved.
 
 They make a session deterministic and offline::
 
@@ -17,9 +19,11 @@ from .._clock import ManualClock
 from .._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
 from ._fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
 from ._fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
+from ._strict import Compacted, StrictAnthropicServer, StrictResponsesServer, Thought
 
 __all__ = [
     "HOLD",
+    "Compacted",
     "FakeProviderServer",
     "FakeToolCall",
     "ManualClock",
@@ -27,6 +31,9 @@ __all__ = [
     "Reply",
     "ScriptedModel",
     "SequentialIds",
+    "StrictAnthropicServer",
+    "StrictResponsesServer",
+    "Thought",
     "anthropic_reply",
     "anthropic_stream",
     "call_tools",

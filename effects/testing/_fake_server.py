@@ -25,12 +25,14 @@ HOLD = "\x00hold"
 
 
 class RecordedRequest(NamedTuple):
-    """A request the server received; ``body`` is the decoded JSON (or the text when it is not JSON)."""
+    """A request the server received; ``body`` is the decoded JSON (or the text when it is not JSON), ``raw`` the
+    body's bytes as they came."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -143,14 +145,15 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer()
 
     def _answer(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0)).decode()
+        data = self.rfile.read(int(self.headers.get("content-length") or 0))
+        raw = data.decode()
         try:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = raw
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake: FakeProviderServer = self.server.fake  # type: ignore[attr-defined]
-        reply = fake._next(RecordedRequest(self.command, self.path, headers, body))
+        reply = fake._next(RecordedRequest(self.command, self.path, headers, body, data))
         try:
             if reply.events is None:
                 self._send_body(reply)
