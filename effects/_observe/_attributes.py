@@ -125,8 +125,16 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
     if isinstance(inp, ReActObserved):
         calls = isinstance(inp.observation, ContinueReAct)
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls" if calls else "stop",)
-        attributes["gen_ai.usage.input_tokens"] = inp.usage.input_tokens
-        attributes["gen_ai.usage.output_tokens"] = inp.usage.output_tokens
+        usage = inp.usage
+        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+        for name, count in (
+            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
+            ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+            ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+        ):
+            if count:  # reported only when the provider broke the totals down
+                attributes[name] = count
         if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
         return attributes, "", inp.called_llm_at

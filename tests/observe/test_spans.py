@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from agent_core import Usage
 from effects import (
     Conventions,
     MemoryStore,
@@ -76,6 +77,34 @@ def test_chat_spans_carry_model_usage_and_finish_reasons() -> None:
     assert attributes["agent_core.llm.attempt"] == 1
     assert spans[-2].attributes["gen_ai.response.finish_reasons"] == ("stop",)
     assert "gen_ai.input.messages" not in attributes  # content only when opted in
+
+
+def test_chat_spans_carry_the_cache_and_reasoning_breakdowns_when_the_provider_reports_them() -> None:
+    store = MemoryStore()
+    usage = Usage(
+        input_tokens=900, output_tokens=70, cache_read_tokens=600, cache_write_tokens=200, reasoning_tokens=50
+    )
+    model = ScriptedModel([say("Cached.", usage=usage), say("Plain.", usage=Usage(input_tokens=9, output_tokens=2))])
+
+    async def run() -> None:
+        async with open_session(store, SESSION, model, clock=ManualClock(START), ids=SequentialIds()) as session:
+            for question in ("Hi?", "Again?"):
+                session.send(question)
+                await session.settled()
+
+    anyio.run(run)
+    cached, plain = [s.attributes for s in exported(store=store) if s.name.startswith("chat")]
+    assert {k: v for k, v in cached.items() if k.startswith("gen_ai.usage.")} == {
+        "gen_ai.usage.input_tokens": 900,
+        "gen_ai.usage.output_tokens": 70,
+        "gen_ai.usage.cache_read.input_tokens": 600,
+        "gen_ai.usage.cache_creation.input_tokens": 200,
+        "gen_ai.usage.reasoning.output_tokens": 50,
+    }
+    assert {k for k in plain if k.startswith("gen_ai.usage.")} == {
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.output_tokens",
+    }
 
 
 def test_tool_spans_carry_name_call_id_outcome_and_log_positions() -> None:
