@@ -83,9 +83,10 @@ class ProviderItem(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_def
       ``openai-chat``. An adapter sends back only its own provider's items.
     * ``model``: the model the adapter asked when the item was made (an adapter
       that needs it sends items back only to that model).
-    * ``data``: for an opaque item, the item's JSON exactly as the provider sent
-      it (assembled from the stream), as a string like a tool call's
-      ``parameters``. For a marker, the provider's envelope of that part without
+    * ``data``: for an opaque item, the item's JSON object as the provider sent
+      it: its fields, their values unchanged (a streamed block assembled from
+      its deltas), as a string like a tool call's ``parameters``; adapters send
+      it back as it is. For a marker, the provider's envelope of that part without
       what the log holds elsewhere (the text, the call's id, name and
       arguments), e.g. a Responses message's id and phase; or empty.
     * ``ref``: for a ``tool-call`` marker, the call's id as logged; for a

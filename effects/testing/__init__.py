@@ -18,7 +18,16 @@ from .._agent import SequentialIds
 from .._clock import ManualClock
 from .._scripted import ScriptedModel, call_tools, fail, load_older_messages, load_tool_call_results, say
 from ._fake_server import HOLD, FakeProviderServer, RecordedRequest, Reply, sse
-from ._fake_streams import FakeToolCall, anthropic_reply, anthropic_stream, error_reply, openai_reply, openai_stream
+from ._fake_streams import (
+    FakeToolCall,
+    anthropic_reply,
+    anthropic_stream,
+    error_reply,
+    openai_reply,
+    openai_stream,
+    responses_reply,
+    responses_stream,
+)
 from ._strict import Compacted, StrictAnthropicServer, StrictResponsesServer, Thought
 
 __all__ = [
@@ -43,6 +52,8 @@ __all__ = [
     "load_tool_call_results",
     "openai_reply",
     "openai_stream",
+    "responses_reply",
+    "responses_stream",
     "say",
     "sse",
 ]

@@ -4,7 +4,9 @@ The chunk shapes follow what the real APIs send: OpenAI's role chunk, content
 deltas, tool calls whose first chunk carries id and name and whose arguments
 follow in pieces, a finish chunk, a usage chunk with no choices and
 ``[DONE]``; Anthropic's ``message_start`` ... ``message_stop`` events with
-``ping``, ``text_delta`` and ``input_json_delta``.
+``ping``, ``text_delta`` and ``input_json_delta``; the Responses API's
+``response.created``, output items added and done, their text and argument
+deltas, and ``response.completed`` (or ``response.incomplete``).
 """
 
 from __future__ import annotations
@@ -100,6 +102,63 @@ def anthropic_stream(
     return events
 
 
+def responses_stream(
+    text: Sequence[str] = (),
+    tool_calls: Sequence[FakeToolCall] = (),
+    *,
+    usage: tuple[object, object] = (12, 7),
+    model: str = "fake-model",
+    status: str | None = None,
+) -> list[str]:
+    """A Responses-API event stream: a message with ``text`` pieces (if any), one ``function_call`` item per call
+    (arguments split as given), then ``response.completed``.
+
+    ``status``: ``None`` completes; ``"incomplete/<reason>"`` ends with ``response.incomplete`` for that reason
+    (``max_output_tokens``, ``content_filter``); ``"refusal"`` streams ``text`` as a refusal. ``usage`` is (input,
+    output) tokens; any JSON value goes.
+    """
+    refused = status == "refusal"
+    head = {"id": "resp_fake", "object": "response", "created_at": 1700000000, "model": model, "output": []}
+    events = [sse({"type": "response.created", "sequence_number": 0, "response": {**head, "status": "in_progress"}})]
+    output: list[dict[str, Any]] = []
+    if text:
+        item = {"id": "msg_fake", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        events.append(sse({"type": "response.output_item.added", "output_index": 0, "item": item}))
+        kind = "response.refusal.delta" if refused else "response.output_text.delta"
+        for piece in text:
+            delta = {"item_id": "msg_fake", "output_index": 0, "content_index": 0, "delta": piece}
+            events.append(sse({"type": kind, **delta, **({} if refused else {"logprobs": []})}))
+        part = (
+            {"type": "refusal", "refusal": "".join(text)}
+            if refused
+            else {"type": "output_text", "text": "".join(text), "annotations": []}
+        )
+        done = {**item, "status": "completed", "content": [part]}
+        events.append(sse({"type": "response.output_item.done", "output_index": 0, "item": done}))
+        output.append(done)
+    for call in tool_calls:
+        index = len(output)
+        item = {
+            "id": f"fc_{call.id}", "type": "function_call", "status": "in_progress",
+            "call_id": call.id, "name": call.name, "arguments": "",
+        }  # fmt: skip
+        events.append(sse({"type": "response.output_item.added", "output_index": index, "item": item}))
+        for piece in call.argument_pieces:
+            delta = {"item_id": item["id"], "output_index": index, "delta": piece}
+            events.append(sse({"type": "response.function_call_arguments.delta", **delta}))
+        done = {**item, "status": "completed", "arguments": "".join(call.argument_pieces)}
+        events.append(sse({"type": "response.output_item.done", "output_index": index, "item": done}))
+        output.append(done)
+    total = usage[0] + usage[1] if isinstance(usage[0], int) and isinstance(usage[1], int) else None
+    counts = {"input_tokens": usage[0], "output_tokens": usage[1], "total_tokens": total}
+    final = {**head, "status": "completed", "output": output, "usage": counts}
+    if status is not None and status.startswith("incomplete/"):
+        final = {**final, "status": "incomplete", "incomplete_details": {"reason": status.partition("/")[2]}}
+    kind = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
+    events.append(sse({"type": kind, "sequence_number": len(events), "response": final}))
+    return events
+
+
 def openai_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = (), **options: Any) -> Reply:
     """A streamed OpenAI reply (see :func:`openai_stream`)."""
     return Reply.stream(openai_stream(text, tool_calls, **options))
@@ -108,6 +167,11 @@ def openai_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = 
 def anthropic_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = (), **options: Any) -> Reply:
     """A streamed Anthropic reply (see :func:`anthropic_stream`)."""
     return Reply.stream(anthropic_stream(text, tool_calls, **options))
+
+
+def responses_reply(text: Sequence[str] = (), tool_calls: Sequence[FakeToolCall] = (), **options: Any) -> Reply:
+    """A streamed Responses-API reply (see :func:`responses_stream`)."""
+    return Reply.stream(responses_stream(text, tool_calls, **options))
 
 
 def error_reply(status: int, message: str, *, kind: str = "", headers: dict[str, str] | None = None) -> Reply:

@@ -1,4 +1,4 @@
-"""The two adapters side by side, so one error table tests both."""
+"""The adapters side by side, so one error table tests them all."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any, NamedTuple
 
 from agent_core import LlmContext
 from effects import ModelReply, TextSink
-from effects.providers import AnthropicModel, OpenAIModel
-from effects.testing import FakeProviderServer, Reply, anthropic_reply, openai_reply
+from effects.providers import AnthropicModel, OpenAIModel, OpenAIResponsesModel
+from effects.testing import FakeProviderServer, Reply, anthropic_reply, openai_reply, responses_reply
 
-Adapter = OpenAIModel | AnthropicModel
+Adapter = OpenAIModel | AnthropicModel | OpenAIResponsesModel
 KEY = "sk-test-0123456789"
 
 
@@ -31,9 +31,14 @@ def _anthropic(server: FakeProviderServer, **options: Any) -> Adapter:
     return AnthropicModel("claude-test", base_url=server.url, api_key=options.pop("api_key", KEY), **options)
 
 
+def _responses(server: FakeProviderServer, **options: Any) -> Adapter:
+    return OpenAIResponsesModel("gpt-test", base_url=server.url + "/v1", api_key=options.pop("api_key", KEY), **options)
+
+
 PROVIDERS = (
     Provider("openai", _openai, openai_reply, lambda s: f"OpenAI-compatible request to {s.url}/v1/"),
     Provider("anthropic", _anthropic, anthropic_reply, lambda s: f"Anthropic request to {s.url}"),
+    Provider("responses", _responses, responses_reply, lambda s: f"OpenAI Responses request to {s.url}/v1/"),
 )
 
 

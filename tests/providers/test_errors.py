@@ -67,7 +67,7 @@ async def test_the_message_says_what_failed_and_what_to_do(provider: Provider, s
         f"{origin} failed with HTTP 429: Rate limit reached. Retryable; the server asks to wait 3000 ms. "
         'Body: {"type":"error","error":{"message":"Rate limit reached.","type":"rate_limit_error"}}'
     )
-    env = "OPENAI_API_KEY" if provider.name == "openai" else "ANTHROPIC_API_KEY"
+    env = "ANTHROPIC_API_KEY" if provider.name == "anthropic" else "OPENAI_API_KEY"
     assert str(unauthorized) == (
         f"{origin} failed with HTTP 401: Invalid API key. "
         f"Not retryable: check the API key ({env} or api_key=...) and its permissions. "

@@ -9,15 +9,32 @@ import pytest
 
 from agent_core import LlmCallFailed, LlmMessageCompleted, ReActObserved
 from effects import Agent, ModelError
-from effects.testing import FakeProviderServer, ManualClock, Reply, anthropic_stream, openai_stream, sse
+from effects.testing import (
+    FakeProviderServer,
+    ManualClock,
+    Reply,
+    anthropic_stream,
+    openai_stream,
+    responses_stream,
+    sse,
+)
 
 from ._conversation import first_question
 from ._providers import PROVIDERS, Provider, complete
 from .test_agent import Recorder
 
 pytestmark = pytest.mark.anyio
-STREAMS: dict[str, Callable[[list[str]], list[str]]] = {"openai": openai_stream, "anthropic": anthropic_stream}
-FINISH = {"openai": "finish_reason", "anthropic": "stop_reason"}
+STREAMS: dict[str, Callable[[list[str]], list[str]]] = {
+    "openai": openai_stream,
+    "anthropic": anthropic_stream,
+    "responses": responses_stream,
+}
+FINISH = {"openai": "finish_reason", "anthropic": "stop_reason", "responses": "status"}
+TRUNCATIONS = {
+    "openai": ("length", "content_filter"),
+    "anthropic": ("max_tokens", "refusal"),
+    "responses": ("incomplete/max_output_tokens", "refusal"),
+}
 each_provider = pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.name)
 
 
@@ -93,7 +110,7 @@ async def test_a_stream_cut_off_before_its_finish_reason_is_a_retryable_failure(
 async def test_a_truncated_answer_completes_with_a_visible_marker(
     provider: Provider, server: FakeProviderServer, limit: str
 ) -> None:
-    reasons = {"openai": ("length", "content_filter"), "anthropic": ("max_tokens", "refusal")}[provider.name]
+    reasons = TRUNCATIONS[provider.name]
     reason = reasons[0] if limit == "token-limit" else reasons[1]
     server.enqueue(provider.reply(["It is "], **_finish(provider, reason)))
     deltas: list[str] = []
@@ -109,7 +126,7 @@ async def test_a_truncated_answer_completes_with_a_visible_marker(
 
 @each_provider
 async def test_a_truncated_answer_is_logged_with_its_marker(provider: Provider, server: FakeProviderServer) -> None:
-    reason = "length" if provider.name == "openai" else "max_tokens"
+    reason = TRUNCATIONS[provider.name][0]
     server.enqueue(provider.reply(["Once upon"], **_finish(provider, reason)))
     recorder = Recorder()
     async with provider.build(server) as model, Agent(model, clock=ManualClock()).running() as session:
