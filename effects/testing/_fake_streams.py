@@ -32,8 +32,10 @@ def openai_stream(
     usage: tuple[object, object] = (12, 7),
     model: str = "fake-model",
     finish_reason: str | None = None,
+    reasoning: Sequence[str] = (),
 ) -> list[str]:
-    """A chat-completion chunk stream: ``text`` pieces, then the tool calls (each split as given), usage, ``[DONE]``.
+    """A chat-completion chunk stream: ``reasoning`` pieces (as ``reasoning_content``, the way DeepSeek and vLLM
+    stream them), ``text`` pieces, then the tool calls (each split as given), usage, ``[DONE]``.
 
     ``usage`` is (prompt, completion) tokens; any JSON value goes, to play a server that sends ``null`` or ``-1``.
     """
@@ -44,6 +46,7 @@ def openai_stream(
 
     head = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1700000000, "model": model}
     events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    events += [chunk({"reasoning_content": piece}) for piece in reasoning]
     events += [chunk({"content": piece}) for piece in text]
     for index, call in enumerate(tool_calls):
         start = {"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": ""}}

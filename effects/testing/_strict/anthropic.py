@@ -158,8 +158,10 @@ class StrictAnthropicServer:
         origins = sorted({origin for key in keys if (origin := self._origin(key)) is not None})
         if not origins:
             return
-        if len(origins) > 1:
-            j = next(j for j, key in enumerate(keys) if self._origin(key) == origins[-1])
+        if len(origins) > 1:  # blocks of two responses: the message is its tool uses' response's, the rest moved
+            uses = [self._origin(key) for key in keys if key.startswith("tool_use:")]
+            owner = next((origin for origin in uses if origin is not None), origins[0])
+            j = next(j for j, key in enumerate(keys) if self._origin(key) not in (owner, None))
             raise _Refused(UNMODIFIED.format(i=i, j=j))
         original = self._layouts[origins[0]]
         if not any(key.startswith(("thinking:", "redacted:")) for key in original):

@@ -15,8 +15,8 @@ it refuses, with the API's error shape and wording:
   (``invalid_encrypted_content``);
 * a reasoning or compaction item not followed by the item that followed it in
   its response (``was provided without its required following item``);
-* a function call without the reasoning item that preceded it in its response
-  (``without its required 'reasoning' item``);
+* a function call sent with its item id but without the reasoning item that
+  preceded it in its response (``without its required 'reasoning' item``);
 * a ``function_call_output`` without its call, a call without its output.
 
 The following-item rule is applied to compaction items too (the real API's
@@ -67,7 +67,7 @@ class StrictResponsesServer:
         self._lock = threading.Lock()
         self._count = itertools.count(1)
         self._issued: dict[str, str] = {}  # item key -> response id
-        self._reasoning_of: dict[str, str] = {}  # call id -> the reasoning item that preceded it
+        self._reasoning_of: dict[str, str] = {}  # function call item id -> the reasoning item that preceded it
         self._seen: list[str] = []  # input prefixes already seen (simulated prompt caching)
         self._server = FakeProviderServer(default=self._answer)
 
@@ -168,10 +168,10 @@ class StrictResponsesServer:
             raise _Refused(f"Item '{item_id}' of type '{kind}' was provided without its required following item.")
 
     def _check_call(self, items: list[dict[str, Any]], position: int, item: dict[str, Any]) -> None:
-        """A call whose response reasoned first must come after that reasoning item, with only items of its own
-        response between them."""
+        """A call sent with the id of a call whose response reasoned first must come after that reasoning item,
+        with only items of its own response between them. (Without its id, nothing ties it to a reasoning item.)"""
         call_id = str(item.get("call_id"))
-        reasoning = self._reasoning_of.get(call_id)
+        reasoning = self._reasoning_of.get(str(item.get("id")))
         if reasoning is None:
             return
         response = self._issued.get(f"function_call:{call_id}")
@@ -182,7 +182,7 @@ class StrictResponsesServer:
             if self._issued.get(key) != response:
                 break
         raise _Refused(
-            f"Item '{item.get('id') or call_id}' of type 'function_call' was provided without its required "
+            f"Item '{item.get('id')}' of type 'function_call' was provided without its required "
             f"'reasoning' item: '{reasoning}'."
         )
 
@@ -208,7 +208,7 @@ class StrictResponsesServer:
             if item["type"] == "function_call":
                 reasoning = next((o["id"] for o in reversed(output[:index]) if o["type"] == "reasoning"), None)
                 if reasoning is not None:
-                    self._reasoning_of[item["call_id"]] = reasoning
+                    self._reasoning_of[item["id"]] = reasoning
         head = {"id": rid, "object": "response", "created_at": 1_700_000_000, "model": self.model, "output": []}
         events = [
             sse({"type": "response.created", "sequence_number": 0, "response": {**head, "status": "in_progress"}})
