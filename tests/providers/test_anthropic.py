@@ -9,12 +9,13 @@ import anyio
 import pytest
 from install_hint import editable_install
 
+import agent_core as ac
 from agent_core import Usage
-from effects import ModelReply, ModelToolCall
+from effects import ModelError, ModelReply, ModelToolCall
 from effects.providers import AnthropicModel, MissingExtra
-from effects.testing import HOLD, FakeProviderServer, Reply, anthropic_stream
+from effects.testing import HOLD, FakeProviderServer, Reply, anthropic_stream, sse
 
-from ._conversation import SYSTEM, context, first_question
+from ._conversation import GET_TIME, SYSTEM, context, first_question
 from ._providers import KEY, complete
 from .conftest import recorded
 
@@ -158,3 +159,114 @@ def test_key_and_url_come_from_the_environment_like_the_sdk(
     assert reply.text == "ok"
     headers = server.requests[0].headers
     assert "sk-ant-from-env" in (headers.get("x-api-key", "") + headers.get("authorization", ""))
+
+
+def _blocks_stream(*blocks: tuple[dict[str, object], list[dict[str, object]]], stop: str = "tool_use") -> Reply:
+    """A messages-API stream of the given (start block, deltas) pairs, with cache and thinking token counts."""
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 500, "cache_creation_input_tokens": 90, "output_tokens": 1}
+    events = [sse({"type": "message_start", "message": {"id": "m", "usage": usage}}, "message_start")]
+    for index, (start, deltas) in enumerate(blocks):
+        events.append(
+            sse({"type": "content_block_start", "index": index, "content_block": start}, "content_block_start")
+        )
+        events += [
+            sse({"type": "content_block_delta", "index": index, "delta": d}, "content_block_delta") for d in deltas
+        ]
+        events.append(sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
+    done = {"output_tokens": 70, "output_tokens_details": {"thinking_tokens": 40}}
+    events.append(sse({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": done}, "message_delta"))
+    return Reply.stream(events)
+
+
+THINKING_BLOCK = (
+    {"type": "thinking", "thinking": "", "signature": ""},
+    [
+        {"type": "thinking_delta", "thinking": "Paris is UTC+1, "},
+        {"type": "thinking_delta", "thinking": "so ask the tool."},
+        {"type": "signature_delta", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxK=="},
+    ],
+)
+REDACTED_BLOCK = ({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4a"}, [])
+
+
+async def test_thinking_and_redacted_blocks_are_kept_byte_for_byte_in_block_order(server: FakeProviderServer) -> None:
+    server.enqueue(
+        _blocks_stream(
+            THINKING_BLOCK,
+            ({"type": "text", "text": ""}, [{"type": "text_delta", "text": "Checking."}]),
+            ({"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {}}, []),
+            REDACTED_BLOCK,
+            ({"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {"timezone": "UTC"}}, []),
+        )
+    )
+    deltas: list[str] = []
+    reply = await complete(model(server), first_question(), deltas.append)
+    assert deltas == ["Checking."]  # thinking is not the answer: it is not streamed as text
+    provider = {"provider": "anthropic", "model": "claude-test"}
+    thinking = '{"type":"thinking","thinking":"Paris is UTC+1, so ask the tool.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxK=="}'
+    assert reply.items == (
+        ac.ProviderItem(kind="thinking", data=thinking, **provider),
+        ac.ProviderItem(kind="text", chars=9, **provider),
+        ac.ProviderItem(kind="tool-call", ref="toolu_1", **provider),
+        ac.ProviderItem(
+            kind="redacted-thinking",
+            data='{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4a"}',
+            **provider,
+        ),
+        ac.ProviderItem(kind="tool-call", ref="toolu_2", **provider),
+    )
+    assert [call.id for call in reply.tool_calls] == ["toolu_1", "toolu_2"]
+    assert reply.usage == Usage(
+        input_tokens=600, output_tokens=70, cache_read_tokens=500, cache_write_tokens=90, reasoning_tokens=40
+    )
+
+
+async def test_a_second_block_at_the_same_index_is_a_malformed_stream_not_a_lost_call(
+    server: FakeProviderServer,
+) -> None:
+    first = ({"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {}}, [])
+    second = ({"type": "tool_use", "id": "toolu_2", "name": "get_time", "input": {}}, [])
+    reply = _blocks_stream(first, second)
+    events = list(reply.events or ())
+    reply = Reply.stream([e.replace('"index":1', '"index":0') for e in events])
+    server.enqueue(reply)
+    with pytest.raises(ModelError) as info:
+        await complete(model(server), first_question())
+    assert info.value.retryable
+    assert str(info.value) == (
+        f"Anthropic request to {server.url} sent a malformed stream: a chunk has the wrong shape (Expected a new "
+        "block index, got 0, which already started a block - at `$.index`). Retryable; if it repeats, the server "
+        "does not speak this provider's streaming format."
+    )
+
+
+async def test_thinking_goes_back_first_in_the_assistant_content_that_holds_the_tool_use(
+    server: FakeProviderServer,
+) -> None:
+    calls = {"toolu_1": ac.ToolCallRequest(name="get_time", parameters='{"timezone":"UTC"}')}
+    thinking = ac.ProviderItem(
+        kind="thinking", provider="anthropic", data='{"type":"thinking","thinking":"hm","signature":"c2ln"}'
+    )
+    items = (
+        thinking,
+        ac.ProviderItem(kind="text", provider="anthropic", ref="a", chars=9),
+        ac.ProviderItem(kind="tool-call", provider="anthropic", ref="toolu_1"),
+    )
+    state = ac.replay(
+        [
+            ac.SessionStarted(timestamp=1, session_id="s", tools=(GET_TIME,)),
+            ac.UserMessageReceived(timestamp=2, message_id="u", content="Time?"),
+            ac.LlmMessageStarted(timestamp=3, message_id="a"),
+            ac.LlmMessageCompleted(timestamp=3, message_id="a", content="Checking."),
+            ac.ReActObserved(timestamp=4, called_llm_at=2, observation=ac.ContinueReAct(tool_calls=calls), items=items),
+        ]
+    )
+    server.enqueue(Reply.stream(anthropic_stream(["Noon."])))
+    await complete(model(server, thinking={"type": "enabled", "budget_tokens": 1024}), ac.llm_context(state))
+    body = server.requests[0].body
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert body["messages"][1]["content"] == [
+        {"type": "thinking", "thinking": "hm", "signature": "c2ln"},
+        {"type": "text", "text": "Checking."},
+        {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {"timezone": "UTC"}},
+    ]
