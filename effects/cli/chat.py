@@ -24,7 +24,14 @@ from typing import Any
 
 from agent_core import AgentConfig
 from effects import Model, Session, SystemClock, Tool, open_session, open_store
-from effects.providers import AnthropicModel, McpServer, OpenAIModel, chat_demo_model, chat_demo_tools
+from effects.providers import (
+    AnthropicModel,
+    McpServer,
+    OpenAIModel,
+    OpenAIResponsesModel,
+    chat_demo_model,
+    chat_demo_tools,
+)
 
 from .._text import clip
 from ._chat_loop import BackgroundSession
@@ -35,7 +42,7 @@ CLOCK = SystemClock()
 """The chat's clock: the session stamps inputs with it and the demo's ``current_time`` reads it."""
 NOT_CONFIGURED = """\
 No model is configured. Choose one with flags or environment variables:
-  --provider openai|anthropic   AGENT_CORE_PROVIDER   (default: openai)
+  --provider openai|openai-responses|anthropic   AGENT_CORE_PROVIDER   (default: openai)
   --model NAME                  AGENT_CORE_MODEL      (e.g. gpt-4o-mini, claude-sonnet-4-5, llama3.2)
   --base-url URL                AGENT_CORE_BASE_URL   (any OpenAI-compatible server, e.g. http://localhost:11434/v1)
 API keys are read from OPENAI_API_KEY or ANTHROPIC_API_KEY.
@@ -54,6 +61,7 @@ examples:
   agent-core chat --demo                                     the scripted demo model, offline
   agent-core chat --model gpt-4o-mini                        OpenAI (OPENAI_API_KEY)
   agent-core chat --provider anthropic --model claude-sonnet-4-5   Anthropic (ANTHROPIC_API_KEY)
+  agent-core chat --provider openai-responses --model gpt-5-mini   OpenAI's Responses API (OPENAI_API_KEY)
   agent-core chat --base-url http://localhost:11434/v1 --model llama3.2   Ollama, vLLM, llama.cpp...
   agent-core chat --model gpt-4o-mini --tools my_tools.py    offer the @tool functions of a file
   agent-core chat --model gpt-4o-mini --mcp "uvx mcp-server-time"   tools from an MCP server (uvx comes with uv)
@@ -72,7 +80,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add = parser.add_argument
-    add("--provider", choices=("openai", "anthropic"), default=env("AGENT_CORE_PROVIDER") or None,
+    add("--provider", choices=("openai", "openai-responses", "anthropic"), default=env("AGENT_CORE_PROVIDER") or None,
         help="the model's API (env AGENT_CORE_PROVIDER; default openai)")  # fmt: skip
     add("--model", default=env("AGENT_CORE_MODEL") or None, help="the model's name (env AGENT_CORE_MODEL)")
     add("--base-url", default=env("AGENT_CORE_BASE_URL") or None, metavar="URL",
@@ -145,6 +153,8 @@ def _configure(args: argparse.Namespace) -> tuple[Model | None, str, list[Tool[.
     provider = args.provider or ("anthropic" if _only_anthropic_key() else "openai")
     if provider == "anthropic":
         return AnthropicModel(args.model, base_url=args.base_url), f"{args.model} (Anthropic)", []
+    if provider == "openai-responses":
+        return OpenAIResponsesModel(args.model, base_url=args.base_url), f"{args.model} (OpenAI Responses)", []
     return OpenAIModel(args.model, base_url=args.base_url), f"{args.model} (OpenAI-compatible)", []
 
 

@@ -13,7 +13,17 @@ import pytest
 
 from agent_core import ToolSuccess
 from effects import SqliteStore, load_state, timeline
-from effects.testing import HOLD, FakeProviderServer, FakeToolCall, Reply, anthropic_reply, openai_reply, openai_stream
+from effects.testing import (
+    HOLD,
+    FakeProviderServer,
+    FakeToolCall,
+    Reply,
+    StrictResponsesServer,
+    Thought,
+    anthropic_reply,
+    openai_reply,
+    openai_stream,
+)
 
 pytestmark = pytest.mark.slow  # each test starts the command line in a new process
 
@@ -200,3 +210,24 @@ def test_a_byte_that_is_not_utf8_reaches_the_log_as_a_replacement_character_and_
     assert state.messages[0].content == "hi\ufffd there"
     assert state.messages[1].role == "assistant" and state.messages[1].content
     assert f"Resume with: agent-core chat --session {session_id} --demo --db chat.db" in done.stdout.decode()
+
+
+def test_a_chat_on_the_responses_api_sends_its_reasoning_back_with_the_call(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TOOLS)
+    (tmp_path / "notes.txt").write_text("old notes")
+    call = FakeToolCall("call_rm", "delete_file", ['{"path": "notes.txt"}'])
+    with StrictResponsesServer([[Thought("The user wants it gone."), call], ["Deleted."]]) as fake:
+        flags = ["--provider", "openai-responses", "--base-url", fake.url + "/v1", "--model", "gpt-test"]
+        child = chat(tmp_path, *flags, "--tools", "tools.py", env={"OPENAI_API_KEY": "sk-test"})
+        assert "gpt-test (OpenAI Responses)" in child.before
+        child.sendline("Delete notes.txt")
+        child.expect_exact('Allow delete_file({"path": "notes.txt"})? [y/N] ')
+        child.sendline("y")
+        child.expect_exact("agent> Deleted.")
+        child.expect("you> ")
+        child.sendeof()
+        assert ended(child) == 0
+    assert fake.refusals == []
+    assert [item.get("type") for item in fake.requests[-1].body["input"]] == [
+        "message", "reasoning", "function_call", "function_call_output",
+    ]  # fmt: skip
