@@ -326,3 +326,32 @@ def test_a_carriage_return_inside_a_record_is_white_space_not_a_new_record() -> 
     bad = long_number.replace(b'"12345678901234567890"', b"1")
     error = decode_error(START + with_cr + bad)
     assert (error.record, error.path) == (3, "$.content")
+
+
+def test_the_schema_describes_provider_items_and_accepts_an_observation_carrying_them() -> None:
+    schema = ac.input_json_schema()
+    item = schema["$defs"]["ProviderItem"]
+    assert list(item["properties"]) == ["kind", "provider", "model", "data", "ref", "chars"]
+    assert item["required"] == ["kind", "provider"]
+    assert "byte for byte" in item["description"]  # the field meanings travel with the schema
+    assert list(schema["$defs"]["Usage"]["properties"])[2:] == [
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+    ]
+    observed = ac.ReActObserved(
+        timestamp=5,
+        called_llm_at=4,
+        observation=ac.CompleteReAct(),
+        usage=ac.Usage(input_tokens=10, output_tokens=4, cache_read_tokens=6, reasoning_tokens=2),
+        items=(
+            ac.ProviderItem(kind="thinking", provider="anthropic", model="m", data='{"type":"thinking"}'),
+            ac.ProviderItem(kind="text", provider="anthropic", ref="a1", chars=3),
+        ),
+    )
+    for format in ("json", "msgpack"):
+        assert ac.decode_input(ac.encode_input(observed, format=format), format=format) == observed  # type: ignore[arg-type]
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed; schema validation not checked")
+    validator = jsonschema.Draft202012Validator(schema)
+    validator.validate(json.loads(ac.encode_input(observed)))
+    assert not validator.is_valid({**json.loads(ac.encode_input(observed)), "items": [{"kind": "thinking"}]})
