@@ -195,7 +195,7 @@ def _marker(kind: str, model: str, rest: dict[str, Any], *, chars: int = 0, ref:
 def _as_object(item: Any) -> dict[str, Any]:
     """An output item as the JSON object the server sent (the SDK's ``to_dict`` keeps only the fields it sent)."""
     to_dict = getattr(item, "to_dict", None)
-    whole = to_dict(mode="json") if callable(to_dict) else item
+    whole = to_dict(mode="json", warnings=False) if callable(to_dict) else item
     if not isinstance(whole, dict):
         raise msgspec.ValidationError(f"Expected `object`, got `{type(whole).__name__}` - at `$.item`")
     return whole

@@ -69,8 +69,10 @@ def anthropic_stream(
     usage: tuple[object, object] = (12, 7),
     model: str = "fake-model",
     stop_reason: str | None = None,
+    thinking: Sequence[str] = (),
 ) -> list[str]:
-    """A messages-API event stream: a text block with ``text`` pieces (if any), one ``tool_use`` block per call.
+    """A messages-API event stream: a ``thinking`` block with ``thinking`` pieces and a signature (if any), a text
+    block with ``text`` pieces (if any), one ``tool_use`` block per call.
 
     ``usage`` is (input, output) tokens; any JSON value goes, to play a server that sends ``null`` or ``-1``.
     """
@@ -80,6 +82,10 @@ def anthropic_stream(
     }  # fmt: skip
     events = [sse({"type": "message_start", "message": message}, "message_start")]
     blocks: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if thinking:
+        pieces = [{"type": "thinking_delta", "thinking": piece} for piece in thinking]
+        signed = {"type": "signature_delta", "signature": "c2lnbmF0dXJlLWZha2U="}
+        blocks.append(({"type": "thinking", "thinking": "", "signature": ""}, [*pieces, signed]))
     if text:
         blocks.append(({"type": "text", "text": ""}, [{"type": "text_delta", "text": piece} for piece in text]))
     for call in tool_calls:
@@ -112,8 +118,10 @@ def responses_stream(
     usage: tuple[object, object] = (12, 7),
     model: str = "fake-model",
     status: str | None = None,
+    reasoning: Sequence[str] = (),
 ) -> list[str]:
-    """A Responses-API event stream: a message with ``text`` pieces (if any), one ``function_call`` item per call
+    """A Responses-API event stream: a ``reasoning`` item whose summary is the ``reasoning`` pieces (if any, with
+    an opaque ``encrypted_content``), a message with ``text`` pieces (if any), one ``function_call`` item per call
     (arguments split as given), then ``response.completed``.
 
     ``status``: ``None`` completes; ``"incomplete/<reason>"`` ends with ``response.incomplete`` for that reason
@@ -124,12 +132,23 @@ def responses_stream(
     head = {"id": "resp_fake", "object": "response", "created_at": 1700000000, "model": model, "output": []}
     events = [sse({"type": "response.created", "sequence_number": 0, "response": {**head, "status": "in_progress"}})]
     output: list[dict[str, Any]] = []
+    if reasoning:
+        thought = {"id": "rs_fake", "type": "reasoning", "summary": []}
+        events.append(sse({"type": "response.output_item.added", "output_index": 0, "item": thought}))
+        for piece in reasoning:
+            delta = {"item_id": "rs_fake", "output_index": 0, "summary_index": 0, "delta": piece}
+            events.append(sse({"type": "response.reasoning_summary_text.delta", **delta}))
+        summary = [{"type": "summary_text", "text": "".join(reasoning)}]
+        done = {**thought, "summary": summary, "encrypted_content": "gAAAA-fake-encrypted"}
+        events.append(sse({"type": "response.output_item.done", "output_index": 0, "item": done}))
+        output.append(done)
     if text:
+        index = len(output)
         item = {"id": "msg_fake", "type": "message", "role": "assistant", "status": "in_progress", "content": []}
-        events.append(sse({"type": "response.output_item.added", "output_index": 0, "item": item}))
+        events.append(sse({"type": "response.output_item.added", "output_index": index, "item": item}))
         kind = "response.refusal.delta" if refused else "response.output_text.delta"
         for piece in text:
-            delta = {"item_id": "msg_fake", "output_index": 0, "content_index": 0, "delta": piece}
+            delta = {"item_id": "msg_fake", "output_index": index, "content_index": 0, "delta": piece}
             events.append(sse({"type": kind, **delta, **({} if refused else {"logprobs": []})}))
         part = (
             {"type": "refusal", "refusal": "".join(text)}
@@ -137,7 +156,7 @@ def responses_stream(
             else {"type": "output_text", "text": "".join(text), "annotations": []}
         )
         done = {**item, "status": "completed", "content": [part]}
-        events.append(sse({"type": "response.output_item.done", "output_index": 0, "item": done}))
+        events.append(sse({"type": "response.output_item.done", "output_index": index, "item": done}))
         output.append(done)
     for call in tool_calls:
         index = len(output)
