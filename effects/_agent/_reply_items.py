@@ -21,6 +21,7 @@ from agent_core import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     ProviderItem,
+    replace_surrogates,
 )
 
 from .._model import ModelError, ModelReply
@@ -60,7 +61,17 @@ def logged_items(reply: ModelReply, call_ids: Sequence[str], message_id: str) ->
 
 
 def _bounded(items: tuple[ProviderItem, ...]) -> None:
-    """Raise when the items are more, or larger, than a log keeps (never cut: a cut item is refused later)."""
+    """Raise when the items are more, or larger, than a log keeps (never cut: a cut item is refused later), or
+    hold text no codec can write (never repaired: a repaired item is refused later)."""
+    for item in items:
+        for text in (item.kind, item.provider, item.model, item.data, item.ref):
+            if replace_surrogates(text) != text:
+                raise ModelError(
+                    f"the model adapter's reply carries a {item.kind!r} item holding a lone surrogate, which no codec "
+                    "can write; expected an item's data as JSON with such a character escaped. Not retryable: a bug "
+                    "in the adapter.",
+                    retryable=False,
+                )
     advice = (
         "Not retryable: lower what the model may spend thinking (budget_tokens, reasoning effort) or its output "
         "limit, so its reply fits."

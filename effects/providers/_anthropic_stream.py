@@ -29,6 +29,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._timeline import item_json
 
 _S = TypeVar("_S", bound=msgspec.Struct)
 
@@ -200,10 +201,10 @@ class _Blocks:
             slot, kind = self.parts[index], kinds[index]
             if kind == "thinking":
                 block = {"type": "thinking", "thinking": "".join(slot[1:]), "signature": slot[0]}
-                items.append(ProviderItem(kind="thinking", provider=PROVIDER_ID, model=model, data=_json(block)))
+                items.append(ProviderItem(kind="thinking", provider=PROVIDER_ID, model=model, data=item_json(block)))
             elif kind == "redacted_thinking":
                 block = {"type": "redacted_thinking", "data": slot[0]}
-                data = _json(block)
+                data = item_json(block)
                 items.append(ProviderItem(kind="redacted-thinking", provider=PROVIDER_ID, model=model, data=data))
             elif kind == "text":
                 chars = sum(len(piece) for piece in slot)
@@ -211,10 +212,6 @@ class _Blocks:
             else:
                 items.append(ProviderItem(kind=TOOL_CALL_MARKER, provider=PROVIDER_ID, model=model, ref=slot[0]))
         return tuple(items)
-
-
-def _json(block: dict[str, str]) -> str:
-    return json.dumps(block, ensure_ascii=False, separators=(",", ":"))
 
 
 async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str = "") -> ModelReply:

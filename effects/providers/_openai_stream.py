@@ -11,7 +11,6 @@ count (some compatible servers send one) counts as 0.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -22,6 +21,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._timeline import item_json
 
 PROVIDER_ID = "openai-chat"
 """The ``provider`` of the items this adapter keeps and sends back."""
@@ -132,7 +132,7 @@ def _items(
     if not reasoning:
         return ()
     field = next(iter(reasoning))  # a server uses one name; the first one seen is kept
-    data = json.dumps({field: "".join(reasoning[field])}, ensure_ascii=False, separators=(",", ":"))
+    data = item_json({field: "".join(reasoning[field])})
     items = [ProviderItem(kind="reasoning-content", provider=PROVIDER_ID, model=model, data=data)]
     if text:
         items.append(ProviderItem(kind=TEXT_MARKER, provider=PROVIDER_ID, model=model, chars=len(text)))

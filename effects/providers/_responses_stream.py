@@ -20,7 +20,6 @@ and calls get ``text`` and ``tool-call`` markers holding the rest of the item
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +29,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._timeline import item_json
 
 PROVIDER_ID = "openai-responses"
 """The ``provider`` of the items this adapter keeps and sends back."""
@@ -181,14 +181,13 @@ class _Output:
                 rest = {k: v for k, v in whole.items() if k not in ("call_id", "name", "arguments")}
                 items.append(_marker(TOOL_CALL_MARKER, model, rest, ref=call.call_id))
             elif whole is not None:
-                data = json.dumps(whole, ensure_ascii=False, separators=(",", ":"))
-                items.append(ProviderItem(kind=kind, provider=PROVIDER_ID, model=model, data=data))
+                items.append(ProviderItem(kind=kind, provider=PROVIDER_ID, model=model, data=item_json(whole)))
         opaque = any(item.kind not in (TEXT_MARKER, TOOL_CALL_MARKER) for item in items)
         return "".join(texts), tuple(calls), tuple(items) if opaque else ()
 
 
 def _marker(kind: str, model: str, rest: dict[str, Any], *, chars: int = 0, ref: str = "") -> ProviderItem:
-    data = json.dumps(rest, ensure_ascii=False, separators=(",", ":")) if rest else ""
+    data = item_json(rest) if rest else ""
     return ProviderItem(kind=kind, provider=PROVIDER_ID, model=model, data=data, ref=ref, chars=chars)
 
 

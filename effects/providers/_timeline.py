@@ -11,7 +11,7 @@ calls back among the provider items it was said with.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from agent_core import (
@@ -23,6 +23,7 @@ from agent_core import (
     ContextToolCalls,
     ContextToolResult,
     ProviderItem,
+    replace_surrogates,
 )
 
 from .._arguments import arguments_object as parsed_arguments
@@ -144,11 +145,18 @@ def layout(
 
 
 def item_object(item: ProviderItem) -> dict[str, object]:
-    """An opaque item's ``data`` as the JSON object to send back (a log that holds anything else is said loudly)."""
-    try:
-        value = json.loads(item.data)
-    except ValueError as error:
-        raise ValueError(f"a {item.kind} item of the conversation holds data that is not JSON ({error})") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"a {item.kind} item of the conversation holds data that is not a JSON object")
+    """An item's ``data`` as the JSON object to send back; a log that holds anything else (text that is not a
+    JSON object, nested deeper than a request can carry) is said loudly: the call fails, not retryable."""
+    value = parsed_arguments(item.data)
+    if isinstance(value, str):
+        problem = value.replace("the arguments are", "it is").replace("expected the arguments as", "expected")
+        raise ValueError(f"a {item.kind} item of the conversation cannot be sent back: {problem}")
     return value
+
+
+def item_json(value: Mapping[str, object]) -> str:
+    """An item's JSON object as the ``data`` the log keeps: compact, its text as it is, except that a lone
+    surrogate (a JSON escape of half a pair) stays escaped, so every codec can write it and the provider gets
+    back the very escape it sent."""
+    data = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return data if replace_surrogates(data) == data else json.dumps(value, separators=(",", ":"))

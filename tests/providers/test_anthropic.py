@@ -270,3 +270,17 @@ async def test_thinking_goes_back_first_in_the_assistant_content_that_holds_the_
         {"type": "text", "text": "Checking."},
         {"type": "tool_use", "id": "toolu_1", "name": "get_time", "input": {"timezone": "UTC"}},
     ]
+
+
+async def test_thinking_with_half_a_surrogate_pair_is_kept_escaped_so_every_codec_writes_it(
+    server: FakeProviderServer,
+) -> None:
+    block = (
+        {"type": "thinking", "thinking": "", "signature": ""},
+        [{"type": "thinking_delta", "thinking": "half \ud800"}],
+    )
+    server.enqueue(_blocks_stream(block, ({"type": "text", "text": "ok"}, []), stop="end_turn"))
+    reply = await complete(model(server), first_question())
+    assert reply.items[0].data == '{"type":"thinking","thinking":"half \\ud800","signature":""}'
+    observed = ac.ReActObserved(timestamp=1, called_llm_at=1, observation=ac.CompleteReAct(), items=reply.items)
+    assert ac.decode_input(ac.encode_input(observed, format="msgpack"), format="msgpack") == observed
