@@ -42,6 +42,11 @@ class _Delta(msgspec.Struct):
     content: str | None = None
     refusal: str | None = None
     tool_calls: list[_ToolCallPart] | None = None
+
+
+class _Reasoning(msgspec.Struct):
+    """Reasoning streamed beside the answer, in a field the SDK does not declare (kept in its extra fields)."""
+
     reasoning_content: str | None = None
     reasoning: str | None = None
 
@@ -110,10 +115,11 @@ async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str 
         if piece:
             text.append(piece)
             on_text(piece)
-        if delta.reasoning_content:
-            reasoning.setdefault("reasoning_content", []).append(delta.reasoning_content)
-        elif delta.reasoning:
-            reasoning.setdefault("reasoning", []).append(delta.reasoning)
+        thought = _reasoning(item)
+        if thought is not None and thought.reasoning_content:
+            reasoning.setdefault("reasoning_content", []).append(thought.reasoning_content)
+        elif thought is not None and thought.reasoning:
+            reasoning.setdefault("reasoning", []).append(thought.reasoning)
         for part in delta.tool_calls or ():
             calls.add(part)
         if choice.finish_reason:
@@ -122,6 +128,21 @@ async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str 
     answer = "".join(text)
     items = _items(reasoning, answer, done, model)
     return ModelReply(text=answer, tool_calls=done, usage=usage, finish_reason=finish, items=items)
+
+
+def _reasoning(chunk: Any) -> _Reasoning | None:
+    """The reasoning a chunk's delta carries, validated; read from the SDK object's extra fields, where it keeps
+    what it does not declare (asking the object for an undeclared attribute would cost an exception a chunk)."""
+    try:
+        extra = chunk.choices[0].delta.model_extra
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
+    if not extra or ("reasoning_content" not in extra and "reasoning" not in extra):
+        return None
+    try:
+        return msgspec.convert(extra, _Reasoning)
+    except msgspec.ValidationError as error:
+        raise msgspec.ValidationError(f"{error} - at `$.choices[0].delta`") from None
 
 
 def _items(

@@ -183,6 +183,7 @@ async def test_a_malformed_stream_line_is_an_error_naming_provider_and_url(
         (PROVIDERS[0], '{"choices": 5}', "at `$.choices`"),
         (PROVIDERS[0], '{"choices": [{"delta": {"content": 5}}]}', "at `$.choices[0].delta.content`"),
         (PROVIDERS[0], '{"choices": [{"delta": {"tool_calls": [{"index": "x"}]}}]}', "tool_calls[0].index"),
+        (PROVIDERS[0], '{"choices": [{"delta": {"reasoning_content": 5}}]}', "reasoning_content` - at `$.choices[0]"),
         (PROVIDERS[1], '{"type": "content_block_delta", "index": 0, "delta": 5}', "got `int` - at `$.delta`"),
         (PROVIDERS[1], '{"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}', "index"),
         (
@@ -196,6 +197,7 @@ async def test_a_malformed_stream_line_is_an_error_naming_provider_and_url(
         "openai-choices",
         "openai-content",
         "openai-index",
+        "openai-reasoning",
         "anthropic-delta",
         "anthropic-index",
         "anthropic-text",
