@@ -118,9 +118,10 @@ def test_submit_with_no_worker_exits_within_its_timeout_every_time(temporal_serv
     """Twenty runs, each a process of its own: the calls the timeout cuts short end through the SDK, so the
     interpreter exits at once (it used to hang in the SDK's runtime, or abort, about half the time).
 
-    Each run takes at most its --timeout plus a second more than the same command that has nothing to wait for
+    Each run ends within its --timeout plus ten seconds more than the same command that has nothing to wait for
     (a server that refuses the connection), started beside it: both from the moment their modules are imported
-    until their process ended, so the machine's load weighs on both alike."""
+    until their process ended, so the machine's load weighs on both alike. A hang in the runtime never ends, so
+    the margin is wide: a loaded machine with two cores once took 2.6 s where a second and a third were allowed."""
     from postgres_server import free_port
 
     timeout = 1.0
@@ -137,7 +138,7 @@ def test_submit_with_no_worker_exits_within_its_timeout_every_time(temporal_serv
             f"(no worker took it); check that `agent-core worker` runs on task queue '{queue}', "
             "or wait longer with --timeout\n"
         )
-        assert seconds <= timeout + 1.0 + reference, (seconds, reference)
+        assert seconds <= timeout + 10.0 + reference, (seconds, reference)
 
 
 def test_submit_says_when_another_writer_appended_to_the_session(
