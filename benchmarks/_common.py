@@ -3,7 +3,8 @@
 Timings use ``time.perf_counter_ns``: one warm-up run, then ``repeat`` timed
 runs of a callable that performs ``ops`` operations; the median and the
 minimum per operation are reported (the median is the number to read, the
-minimum shows the noise floor). Results go to ``benchmarks/results/<name>.json``.
+minimum shows the noise floor). Results go to ``benchmarks/results/<name>.json``, with the
+report the script printed, which ``benchmarks/render.py`` turns into the documentation's benchmarks page.
 """
 
 from __future__ import annotations
@@ -16,12 +17,32 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class _Printed:
+    """Standard output that also keeps what was printed, for the report in the results."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.kept: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.kept.append(text)
+        return int(self.stream.write(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+_PRINTED = _Printed(sys.stdout)
+sys.stdout = _PRINTED
 
 
 class Timing(msgspec.Struct, frozen=True):
@@ -134,13 +155,17 @@ def environment() -> dict[str, str]:
         "msgspec": msgspec.__version__,
         "cores": str(os.cpu_count()),
         "load_average_1min": f"{os.getloadavg()[0]:.2f}",
+        "date": datetime.now(UTC).date().isoformat(),
     }
 
 
 def write_results(name: str, data: dict[str, Any]) -> Path:
-    """Write ``data`` (plus the environment) to ``benchmarks/results/<name>.json``; return the path."""
+    """Write ``data`` (plus the environment and what the script printed) to ``benchmarks/results/<name>.json``;
+    return the path."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.json"
-    payload = {"benchmark": name, "environment": environment(), **data}
+    report = "".join(_PRINTED.kept).strip("\n")
+    command = " ".join(["python", f"benchmarks/{Path(sys.argv[0]).name}", *sys.argv[1:]])
+    payload = {"benchmark": name, "environment": environment(), "command": command, "report": report, **data}
     path.write_text(json.dumps(payload, indent=2, default=msgspec.to_builtins) + "\n")
     return path
