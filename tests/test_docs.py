@@ -14,17 +14,20 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 pytestmark = pytest.mark.slow  # each block runs in a process of its own
 
-_BLOCK = re.compile(r"(?:<!-- (?P<mark>not run|expect): (?P<note>.*?) -->\n)?```(?P<lang>\w+)\n(?P<code>.*?)```", re.S)
+_BLOCK = re.compile(
+    r"(?:<!-- (?P<mark>not run|expect): (?P<note>.*?) -->\n[ \t]*)?```(?P<lang>\w+)\n(?P<code>.*?)```", re.S
+)
 
 
 class Block(NamedTuple):
@@ -32,7 +35,7 @@ class Block(NamedTuple):
     line: int
     lang: str
     code: str
-    skip: str
+    skip: str | None  # the reason given, None for a block that runs
     expect: str
 
     def __str__(self) -> str:
@@ -46,9 +49,10 @@ def blocks(page: Path) -> list[Block]:
     for match in _BLOCK.finditer(text):
         mark, note = match.group("mark"), match.group("note") or ""
         line = text.count("\n", 0, match.start("lang")) + 1
-        skip = note if mark == "not run" else ""
+        skip = note if mark == "not run" else None
         expect = note if mark == "expect" else ""
-        found.append(Block(page, line, match.group("lang"), match.group("code"), skip, expect))
+        code = textwrap.dedent(match.group("code"))  # a block in a list item is indented with it
+        found.append(Block(page, line, match.group("lang"), code, skip, expect))
     return found
 
 
@@ -74,7 +78,7 @@ def test_every_skipped_block_says_why() -> None:
     assert unexplained == []
 
 
-@pytest.mark.parametrize("block", [b for b in PYTHON if not b.skip], ids=str)
+@pytest.mark.parametrize("block", [b for b in PYTHON if b.skip is None], ids=str)
 def test_python_block_runs(block: Block, tmp_path: Path) -> None:
     script = tmp_path / "block.py"
     script.write_text(block.code)
@@ -87,7 +91,7 @@ def test_python_block_runs(block: Block, tmp_path: Path) -> None:
 @pytest.mark.parametrize("page", SHELL_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_shell_blocks_run_in_order(page: Path, tmp_path: Path) -> None:
     for block in blocks(page):
-        if block.lang not in ("sh", "bash", "console") or block.skip:
+        if block.lang not in ("sh", "bash", "console") or block.skip is not None:
             continue
         done = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", block.code],

@@ -1,4 +1,4 @@
-"""The README's quick start runs as printed, and its commands name things that exist."""
+"""The README's quick start runs as printed, and the commands of the README and the guides name things that exist."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from effects.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+GUIDES = {path: path.read_text() for path in sorted((ROOT / "docs").rglob("*.md"))}
+EVERY_PAGE = "\n".join([README, *GUIDES.values()])
 
 
 def python_blocks() -> list[str]:
@@ -40,8 +42,9 @@ def test_the_first_lines_give_the_two_commands_and_ci_runs_the_second() -> None:
 
 
 def test_the_log_commands_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The block of commands on ``demo.db``, one after the other in one folder, as a reader would paste them."""
-    [block] = [b for b in re.findall(r"```sh\n(.*?)```", README, re.S) if "agent-core import demo.db" in b]
+    """The block of commands on ``demo.db`` in the durable sessions guide, one after the other in one folder, as a
+    reader would paste them."""
+    [block] = [b for b in re.findall(r"```sh\n(.*?)```", EVERY_PAGE, re.S) if "agent-core import demo.db" in b]
     monkeypatch.chdir(tmp_path)
     assert main(["run", "--db", "demo.db"]) == 0
     ran = 0
@@ -55,12 +58,12 @@ def test_the_log_commands_run_as_printed(tmp_path: Path, monkeypatch: pytest.Mon
     assert ran >= 7
 
 
-def test_every_agent_core_subcommand_in_the_readme_exists(capsys: pytest.CaptureFixture[str]) -> None:
-    shell = "\n".join(re.findall(r"```sh\n(.*?)```", README, re.S))
+def test_every_agent_core_subcommand_in_the_documentation_exists(capsys: pytest.CaptureFixture[str]) -> None:
+    shell = "\n".join(re.findall(r"```sh\n(.*?)```", EVERY_PAGE, re.S))
     used = sorted(set(re.findall(r"(?:^|/)agent-core (\w+)", shell, re.M)))
     assert {"run", "chat", "replay"} <= set(used)
     for command in used:
         with pytest.raises(SystemExit) as done:
             build_parser().parse_args([command, "--help"])
-        assert done.value.code == 0, f"the README uses 'agent-core {command}', which does not exist"
+        assert done.value.code == 0, f"the documentation uses 'agent-core {command}', which does not exist"
     capsys.readouterr()
