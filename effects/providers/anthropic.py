@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, assert_never
 
 from agent_core import ContextMessage, ContextToolCall, LlmContext, ProviderItem
 
@@ -160,8 +160,10 @@ def _assistant_blocks(
             blocks.append(
                 {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments_object(call.parameters)}
             )
-        else:
+        elif isinstance(part, ProviderItem):
             blocks.append(item_object(part))
+        else:
+            assert_never(part)
     return blocks
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, assert_never
 
 from agent_core import ContextMessage, ContextToolCall, LlmContext, ProviderItem
 
@@ -132,8 +132,10 @@ class OpenAIResponsesModel(HttpModel):
                         "arguments": call.parameters or "{}",
                     }
                 )
-            else:
+            elif isinstance(part, ProviderItem):
                 items.append(item_object(part))
+            else:
+                assert_never(part)
         return items
 
     def _mine(self, item: ProviderItem) -> bool:
