@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._errors import ConcurrencyError
+from .._lease import LeaseTerms
 from .._records import Append
 from ._connection import Reconnecting
 from ._schema import driver
@@ -25,16 +26,17 @@ class GroupConnection:
     stays with its batch.
     """
 
-    def __init__(self, dsn: str, *, readonly: bool, keep: int) -> None:
+    def __init__(self, dsn: str, *, readonly: bool, keep: int, terms: LeaseTerms) -> None:
         self.dsn = dsn
         self._keep = keep
+        self._terms = terms
         self._connection = Reconnecting(dsn, readonly=readonly, opened=False)  # opened on the writer thread
 
     def __call__(self, jobs: Sequence[Append]) -> Verdicts:
         """Commit ``jobs`` as one group (see the class); returns each job's error or ``None``."""
         psycopg = driver()
         try:
-            return self._connection.run(lambda db, again: commit_group(db, jobs, self._keep, again=again))
+            return self._connection.run(lambda db, again: commit_group(db, jobs, self._keep, self._terms, again=again))
         except (psycopg.IntegrityError, psycopg.DataError) as error:
             if len(jobs) == 1:
                 return [self._refused(jobs[0], error)]
