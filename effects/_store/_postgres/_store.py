@@ -55,16 +55,17 @@ class PostgresStore(GroupedWrites, LeasedStore):
         keep_snapshots: int = 1,
         group_commit: bool = True,
         lease_terms: LeaseTerms | None = None,
+        reconnect_for: float = DEFAULT_RECONNECT_FOR,
     ) -> None:
         self.dsn = dsn
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
         self._anchors = not readonly  # the snapshots have their anchor column (a writable open adds it)
-        self._reads = Reconnecting(dsn, readonly=readonly, opened=True)
+        self._reads = Reconnecting(dsn, readonly=readonly, opened=True, reconnect_for=reconnect_for)
         terms = lease_terms if lease_terms is not None else LeaseTerms()
         self._leases = LeaseKeeper(PostgresLeases(self._run), terms, shown(dsn))
-        self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep, terms=terms)
+        self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep, terms=terms, reconnect_for=reconnect_for)
         self._writer: GroupWriter[Append] = GroupWriter(
             self._group, f"agent-core writer {shown(dsn)}", grouping=group_commit
         )
@@ -149,7 +150,7 @@ class PostgresStore(GroupedWrites, LeasedStore):
             self._reads.close()
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
-        """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.
+        """``body(connection)`` under the lock; again on a new connection if the server dropped the old one.
 
         Running twice is safe: only reads run here (records go through the writer), and the lease statements, each
         of which does the same when run again.

@@ -15,22 +15,24 @@ from ._write import Verdicts, commit_group
 class GroupConnection:
     """Commits the groups of one store's :class:`GroupWriter` on a connection of its own (reads never wait on it).
 
-    A connection the server dropped is opened again and the group written once
-    more; what the lost attempt committed is recognized by its hashes (see
-    :func:`commit_group`). A second failure fails every job of the group with
-    :class:`StoreUnavailable`: its batches may or may not be durable (the
-    connection may have been lost during ``COMMIT``); reopen a session to
-    know. A group the server refuses for one batch's rows (a row no length
+    A connection the server dropped is opened again (for up to
+    ``reconnect_for`` seconds while the server restarts) and the group written
+    once more; what a lost attempt committed is recognized by its hashes (see
+    :func:`commit_group`). A server out of reach for longer fails every job of
+    the group with :class:`StoreUnavailable`: its batches may or may not be
+    durable (the connection may have been lost during ``COMMIT``); reopen a
+    session to know. A group the server refuses for one batch's rows (a row no length
     check foresaw, such as a record another program inserted past the
     session's end) is written again one batch per transaction, so the error
     stays with its batch.
     """
 
-    def __init__(self, dsn: str, *, readonly: bool, keep: int, terms: LeaseTerms) -> None:
+    def __init__(self, dsn: str, *, readonly: bool, keep: int, terms: LeaseTerms, reconnect_for: float) -> None:
         self.dsn = dsn
         self._keep = keep
         self._terms = terms
-        self._connection = Reconnecting(dsn, readonly=readonly, opened=False)  # opened on the writer thread
+        # Opened on the writer thread.
+        self._connection = Reconnecting(dsn, readonly=readonly, opened=False, reconnect_for=reconnect_for)
 
     def __call__(self, jobs: Sequence[Append]) -> Verdicts:
         """Commit ``jobs`` as one group (see the class); returns each job's error or ``None``."""
