@@ -29,6 +29,8 @@ from agent_core import (
     WorkflowTransition,
     check,
     initial_state,
+    known_guards,
+    known_rules,
 )
 from agent_core.testing import GUARDS, VERDICT_RULE, agent_configs
 from effects import Agent, MemoryStore, Session, SessionStopped, StateUpdated, open_session, tool
@@ -111,7 +113,7 @@ def test_a_session_starts_exactly_when_the_reducer_accepts_its_session_started(c
     refused = check(initial_state(), started(config))
     if refused is None:
         session = anyio.run(start_and_ask, config)
-        assert session.state.step >= 3 and session.phase is Phase.IDLE  # started, asked, answered (or failed)
+        assert session.state.step >= 2 and session.phase is Phase.IDLE  # started, asked; answered, or failed (a budget of 0)
         return
     with pytest.raises(InvalidInput) as raised:
         anyio.run(start_and_ask, config)
@@ -129,7 +131,8 @@ async def test_an_unregistered_rule_fails_open_session_with_the_known_names_and_
     assert not entered and model.calls == []
     assert str(raised.value) == (
         "rule(s) 'no-such-rule' named by the session's config.rules are not registered in this process; "
-        f"registered rules: {VERDICT_RULE}; register it with register_rule() before the session starts, or fix "
+        f"registered rules: {', '.join(known_rules())}; register it with register_rule() before the session "
+        "starts, or fix "
         "the name [unknown-rule; valid now: session-started]"
     )
     assert store.sessions() == []
@@ -138,9 +141,32 @@ async def test_an_unregistered_rule_fails_open_session_with_the_known_names_and_
 @pytest.mark.anyio
 async def test_a_workflow_naming_an_unknown_tool_fails_at_start() -> None:
     workflow = Workflow(states=(WorkflowState(name="triage", tools=("lookpu",)),), initial="triage")
-    with pytest.raises(InvalidInput, match="lookpu"):
+    with pytest.raises(InvalidInput) as raised:
         async with agent(AgentConfig(workflow=workflow)).running():
             pytest.fail("the block must not run")
+    assert str(raised.value) == (
+        "state 'triage' names tool 'lookpu', which session-started does not declare (declared tools: lookup, "
+        "refund); fix the workflow [invalid-workflow; valid now: session-started]"
+    )
+
+
+@pytest.mark.anyio
+async def test_an_unregistered_guard_fails_open_session_with_the_known_guards_and_stores_nothing() -> None:
+    store = MemoryStore()
+    workflow = Workflow(
+        states=(WorkflowState(name="triage", tools=("lookup",)),),
+        initial="triage",
+        transitions=(WorkflowTransition(source="triage", target="triage", tool="lookup", guard="no-such-guard"),),
+    )
+    with pytest.raises(InvalidInput) as raised:
+        async with open_session(store, "s1", ScriptedModel([]), tools=TOOLS, config=AgentConfig(workflow=workflow)):
+            pytest.fail("the block must not run")
+    assert str(raised.value) == (
+        "guard(s) 'no-such-guard' named by the session's workflow are not registered in this process; registered "
+        f"guards: {', '.join(known_guards()) or 'none'}; register it with register_guard() before the session "
+        "starts, or fix the name [unknown-guard; valid now: session-started]"
+    )
+    assert store.sessions() == [] and store.lease("s1") is None
 
 
 # -- after stop ---------------------------------------------------------------------------------------------------
