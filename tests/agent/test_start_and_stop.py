@@ -113,7 +113,7 @@ def test_a_session_starts_exactly_when_the_reducer_accepts_its_session_started(c
     refused = check(initial_state(), started(config))
     if refused is None:
         session = anyio.run(start_and_ask, config)
-        assert session.state.step >= 2 and session.phase is Phase.IDLE  # started, asked; answered, or failed (a budget of 0)
+        assert session.state.step >= 2 and session.phase is Phase.IDLE  # started, asked, answered or failed
         return
     with pytest.raises(InvalidInput) as raised:
         anyio.run(start_and_ask, config)

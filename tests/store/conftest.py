@@ -113,7 +113,11 @@ def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
 
         def tamper(statement: str, *params: object) -> None:
             with psycopg.connect(dsn, autocommit=True) as db:
-                names = {"inputs": "agent_core_inputs", "snapshots": "agent_core_snapshots", "leases": "agent_core_leases"}
+                names = {
+                    "inputs": "agent_core_inputs",
+                    "snapshots": "agent_core_snapshots",
+                    "leases": "agent_core_leases",
+                }
                 db.execute(statement.format(**names).replace("?", "%s"), params)
 
     yield store, tamper
