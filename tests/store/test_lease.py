@@ -20,11 +20,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_core import ToolFailure
 from effects import (
     INTERRUPTED,
     EventStore,
+    Lease,
     LeaseTerms,
     MemoryStore,
     PostgresStore,
@@ -33,6 +36,7 @@ from effects import (
     SqliteStore,
     load_state,
     open_session,
+    session_exists,
 )
 from effects.testing import ScriptedModel, say
 
@@ -249,3 +253,79 @@ async def test_a_stalled_writer_loses_its_expired_lease_and_cannot_append_after_
         holder.kill()
         holder.wait()
         store.close()
+
+
+# Any sequence of takes, releases, renewals, appends and time --------------------------------------------------------
+
+Step = tuple[str, int]
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(["acquire", "release", "renew", "append"]), st.integers(0, 1)),
+        st.tuples(st.just("advance"), st.sampled_from([1, 9_999, 10_000, 29_999, 30_000, 45_000])),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=STEPS)
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_any_sequence_keeps_one_writer_and_no_append_lands_without_the_lease(
+    kind: str, tmp_path_factory: pytest.TempPathFactory, steps: list[Step]
+) -> None:
+    clock = Clock()
+    terms = LeaseTerms(duration_ms=30_000, renew_every_ms=10_000, clock=clock)
+    if kind == "memory":
+        shared = MemoryStore(lease_terms=terms)
+        stores: list[EventStore] = [shared, shared]
+    else:
+        path = tmp_path_factory.mktemp("lease") / "log.db"
+        stores = [SqliteStore(path, lease_terms=terms) for _ in range(2)]
+    inputs = session(3)
+    held: list[Lease | None] = [None, None]  # each writer's latest lease
+    holder: tuple[int, str, int] | None = None  # the model: (writer, owner, expires_at)
+    try:
+        for op, n in steps:
+            store = stores[n] if op != "advance" else stores[0]
+            live = holder is not None and holder[2] > clock.ms
+            if op == "advance":
+                clock.ms += n
+            elif op == "acquire":
+                if live:
+                    with pytest.raises(SessionLeased):
+                        store.acquire_lease("s")  # type: ignore[attr-defined]
+                else:
+                    lease = store.acquire_lease("s")  # type: ignore[attr-defined]
+                    held[n], holder = lease, (n, lease.owner, lease.expires_at)
+            elif op == "release" and held[n] is not None:
+                store.release_lease(held[n])  # type: ignore[attr-defined]
+                if holder is not None and holder[1] == held[n].owner:  # type: ignore[union-attr]
+                    holder = None
+                held[n] = None
+            elif op == "renew":
+                store.renew_leases()  # type: ignore[attr-defined]
+                renewing = {0, 1} if stores[0] is stores[1] else {n}  # the leases this store holds
+                current = None if holder is None else held[holder[0]]
+                if holder is not None and holder[0] in renewing and current is not None and current.owner == holder[1]:
+                    holder = (holder[0], holder[1], clock.ms + 30_000)
+            elif op == "append" and held[n] is not None:
+                length = stores[0].session("s").length if session_exists(stores[0], "s") else 0
+                if length == len(inputs):
+                    continue
+                mine = holder is not None and holder[1] == held[n].owner  # type: ignore[union-attr]
+                journal = (
+                    SessionJournal.open(store, "s", lease=held[n])
+                    if length
+                    else SessionJournal(store, "s", lease=held[n])
+                )
+                if mine:
+                    journal.append(inputs[length : length + 1])
+                else:
+                    with pytest.raises(SessionLeased):
+                        journal.append(inputs[length : length + 1])
+                    assert (stores[0].session("s").length if length else 0) == length  # nothing landed
+            found = stores[1].lease("s")  # type: ignore[attr-defined]
+            assert (None if found is None else found.owner) == (None if holder is None else holder[1])
+    finally:
+        for opened_store in {id(s): s for s in stores}.values():
+            opened_store.close()
