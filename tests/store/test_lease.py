@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -154,6 +156,28 @@ async def test_open_session_refuses_a_session_running_in_this_process(tmp_path: 
     async with open_session(store, "s1", ScriptedModel([say("again")])) as again:
         again.send("hello")  # released on exit: opened at once
         await again.turn_done()
+    store.close()
+
+
+@pytest.mark.anyio
+async def test_an_open_session_cancelled_while_it_takes_the_lease_gives_it_back(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "log.db")
+    blocker = sqlite3.connect(tmp_path / "log.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process writing: the take waits for it
+    scope = anyio.CancelScope()
+
+    async def opener() -> None:
+        with scope:
+            async with open_session(store, "s1", ScriptedModel([])):
+                await anyio.sleep_forever()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(opener)
+        await anyio.wait_all_tasks_blocked()  # the opener waits for its take, on a worker thread
+        scope.cancel()
+        blocker.execute("ROLLBACK")  # the take goes through after the cancel
+    blocker.close()
+    assert store.lease("s1") is None  # given back, not held (and renewed) for a session nobody runs
     store.close()
 
 
