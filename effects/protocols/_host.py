@@ -136,7 +136,12 @@ class SessionHost:
             live.stop.set()
         stack, self._stack, self._group = self._stack, None, None
         assert stack is not None
-        return await stack.__aexit__(kind, error, traceback)
+        try:
+            return await stack.__aexit__(kind, error, traceback)
+        except BaseExceptionGroup as group:  # the task group wraps the block's own error: raise it as it came
+            if len(group.exceptions) == 1 and not isinstance(group.exceptions[0], BaseExceptionGroup):
+                raise group.exceptions[0] from None
+            raise
 
     def running(self, session_id: str) -> Session | None:
         """The open session ``session_id``, or ``None``."""

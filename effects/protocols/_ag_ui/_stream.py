@@ -183,6 +183,8 @@ class AgUiStream:
                     trimmed = self._trimmed(event)
                     if trimmed is not None:
                         yield self._stamped(str(here), trimmed)
+                if resumed and self._ends_after(seq):
+                    return
             if not resumed and self._caught_up():
                 resumed = True
                 for restated in self._resume():
@@ -190,7 +192,7 @@ class AgUiStream:
             if resumed:
                 for live in self._live():
                     yield live
-                if self.until is not None and self._seq >= self.until and self._open.run is None:
+                if self._ends_after(self._seq):
                     return
             if batch:
                 silent = 0.0
@@ -201,6 +203,10 @@ class AgUiStream:
             if silent >= KEEP_ALIVE_SECONDS:
                 silent = 0.0
                 yield (str(self._last) if self._last else "", None)
+
+    def _ends_after(self, seq: int) -> bool:
+        """Whether the stream ends after record ``seq``: it was asked to reach it, and no run is open."""
+        return self.until is not None and seq >= self.until and self._open.run is None
 
     def _read(self) -> list[tuple[int, str, list[BaseEvent]]]:
         """Fold the records after the last one folded (a batch), with their events."""
