@@ -10,13 +10,14 @@ a callable given the request, true to let it in (:class:`Unauthorized` to
 refuse with a message of its own).
 """
 
-from ._apps import ag_ui_app, ag_ui_events
+from ._apps import DEFAULT_WAIT_SECONDS, ag_ui_app, ag_ui_events, mcp_app, mcp_server
 from ._host import DEFAULT_MAX_SESSIONS, SessionHost
 from ._security import Authenticate, Unauthorized, loopback_host
 from ._sessions import Refused, Sessions, StoredSessions
 
 __all__ = [
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_WAIT_SECONDS",
     "Authenticate",
     "Refused",
     "SessionHost",
@@ -26,4 +27,6 @@ __all__ = [
     "ag_ui_app",
     "ag_ui_events",
     "loopback_host",
+    "mcp_app",
+    "mcp_server",
 ]

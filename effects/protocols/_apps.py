@@ -7,8 +7,12 @@ from typing import Any
 from effects import EventStore
 from effects.providers import MissingExtra
 
+from ._host import SessionHost
 from ._security import Authenticate
 from ._sessions import Sessions
+
+DEFAULT_WAIT_SECONDS = 60.0
+"""How long an MCP tool call that starts work waits for the turn to end or to wait for a person."""
 
 
 def ag_ui_app(sessions: Sessions, *, authenticate: Authenticate | None = None, allow_remote: bool = False) -> Any:
@@ -46,6 +50,44 @@ def ag_ui_events(store: EventStore, session_id: str) -> list[dict[str, Any]]:
     except ImportError as error:
         raise _missing("ag_ui_events", "ag-ui", error) from None
     return replayed(store, session_id)
+
+
+def mcp_server(host: SessionHost, *, name: str = "agent-core", wait_seconds: float = DEFAULT_WAIT_SECONDS) -> Any:
+    """``host``'s sessions as MCP tools: an ``MCPServer`` of the official SDK (run it over stdio with
+    ``await server.run_stdio_async()``, or see :func:`mcp_app` for HTTP).
+
+    Tools: ``start_session(message)``, ``send_message(session_id, message)``,
+    ``read_answer(session_id)``, ``approve(session_id, tool_call_id, approved, reason)``,
+    ``answer_questions(session_id, tool_call_id, answers)`` and ``cancel_turn(session_id)``.
+    Each that starts work waits for the turn to end or to wait for a person (at
+    most ``wait_seconds``) and returns the session's status, its latest answer
+    and what waits for a decision. Needs the ``mcp`` extra.
+    """
+    try:
+        from ._mcp._server import build
+    except ImportError as error:
+        raise _missing("mcp_server", "mcp", error) from None
+    return build(host, name=name, wait_seconds=wait_seconds)
+
+
+def mcp_app(
+    host: SessionHost,
+    *,
+    authenticate: Authenticate | None = None,
+    allow_remote: bool = False,
+    wait_seconds: float = DEFAULT_WAIT_SECONDS,
+) -> Any:
+    """:func:`mcp_server` over streamable HTTP, as an ASGI app serving ``/mcp``.
+
+    The SDK's app refuses requests whose Host or Origin is not loopback (unless
+    ``allow_remote``); ``authenticate`` is given each request (true lets it in;
+    else 401 with a JSON-RPC error).
+    """
+    try:
+        from ._mcp._http import build_app
+    except ImportError as error:
+        raise _missing("mcp_app", "mcp", error) from None
+    return build_app(host, authenticate, allow_remote, wait_seconds)
 
 
 def _missing(user: str, extra: str, error: ImportError) -> MissingExtra:

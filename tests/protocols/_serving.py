@@ -20,13 +20,14 @@ NODE_DIR = Path(__file__).resolve().parent / "node"
 
 
 @asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
+async def serving(app: Any, *, lifespan: str = "off") -> AsyncIterator[str]:
     """``app`` on 127.0.0.1 (a free port); yields its base URL. The socket listens before the server starts, so a
-    client's first connection waits in the backlog instead of failing."""
+    client's first connection waits in the backlog instead of failing. ``lifespan="on"`` for an app that starts
+    things in its lifespan (the MCP SDK's session manager)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan=lifespan))
     async with anyio.create_task_group() as group:
         group.start_soon(lambda: server.serve(sockets=[sock]))
         try:
