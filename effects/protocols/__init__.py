@@ -10,7 +10,7 @@ a callable given the request, true to let it in (:class:`Unauthorized` to
 refuse with a message of its own).
 """
 
-from ._apps import DEFAULT_WAIT_SECONDS, ag_ui_app, ag_ui_events, mcp_app, mcp_server
+from ._apps import DEFAULT_WAIT_SECONDS, a2a_app, ag_ui_app, ag_ui_events, mcp_app, mcp_server, remote_agent
 from ._host import DEFAULT_MAX_SESSIONS, SessionHost
 from ._security import Authenticate, Unauthorized, loopback_host
 from ._sessions import Refused, Sessions, StoredSessions
@@ -24,9 +24,11 @@ __all__ = [
     "Sessions",
     "StoredSessions",
     "Unauthorized",
+    "a2a_app",
     "ag_ui_app",
     "ag_ui_events",
     "loopback_host",
     "mcp_app",
     "mcp_server",
+    "remote_agent",
 ]

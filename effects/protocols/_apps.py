@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from effects import EventStore
@@ -88,6 +89,88 @@ def mcp_app(
     except ImportError as error:
         raise _missing("mcp_app", "mcp", error) from None
     return build_app(host, authenticate, allow_remote, wait_seconds)
+
+
+def a2a_app(
+    host: SessionHost,
+    *,
+    url: str,
+    name: str = "agent-core agent",
+    description: str = "An agent: send it a message; it answers, and asks before tools that need approval.",
+    skills: Sequence[Any] = (),
+    version: str = "1.0.0",
+    authenticate: Authenticate | None = None,
+    allow_remote: bool = False,
+    wait_seconds: float = DEFAULT_WAIT_SECONDS,
+) -> Any:
+    """``host``'s agent as an A2A 1.0 server (the ``a2a-sdk`` package): an ASGI app.
+
+    ``/.well-known/agent-card.json`` is the card (its interface at ``url``, where
+    the app is served); ``POST /`` is the JSON-RPC endpoint (1.0's
+    ``SendMessage``, ``SendStreamingMessage``, ``GetTask``, ``ListTasks``,
+    ``CancelTask``, ``SubscribeToTask``, and 0.3's ``message/send`` and
+    ``message/stream``). A ``contextId`` is a session, a task is one of its
+    turns (``<contextId>:<turn>``): ``working``, ``input-required`` while a tool
+    call waits for a person (answer with a message to the task whose data part
+    is ``{"tool_call_id", "approved", "reason"}`` or ``{"tool_call_id",
+    "answers"}``), ``completed`` with the answer as an artifact, ``canceled``,
+    or ``failed`` with the reason; its history is read from the log. A call
+    that starts work waits at most ``wait_seconds`` for the turn. Requests to a
+    non-loopback host and cross-origin writes are refused unless
+    ``allow_remote``; ``authenticate`` is given each request. ``skills`` are
+    ``a2a.types.a2a_pb2.AgentSkill`` messages for the card. Needs the ``a2a`` extra.
+    """
+    try:
+        from ._a2a._app import build_app
+    except ImportError as error:
+        raise _missing("a2a_app", "a2a", error) from None
+    return build_app(
+        host,
+        url=url,
+        name=name,
+        description=description,
+        skills=skills,
+        version=version,
+        authenticate=authenticate,
+        allow_remote=allow_remote,
+        wait_seconds=wait_seconds,
+    )
+
+
+def remote_agent(
+    url: str,
+    *,
+    name: str,
+    description: str = "",
+    requires_approval: bool = False,
+    timeout_ms: int | None = None,
+    poll_seconds: float = 0.5,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """A remote A2A agent at ``url`` as a tool named ``name`` (its one argument: ``message``).
+
+    Use it as an async context manager and give it to an agent like a ``@tool``
+    function. A call sends the message and follows the remote task: its id is
+    logged before the call waits for it, so a session resumed after a crash
+    polls that task and never sends the message again; a task that asks for
+    input waits for a person (``Session.answer(call_id, {"reply": ...})``) and
+    gets the answer. ``timeout_ms`` bounds each attempt (the toolbox's default
+    otherwise); ``headers`` go with every request (credentials). Needs the
+    ``a2a`` extra.
+    """
+    try:
+        from ._a2a._remote import RemoteAgent
+    except ImportError as error:
+        raise _missing("remote_agent", "a2a", error) from None
+    return RemoteAgent(
+        url,
+        name=name,
+        description=description,
+        requires_approval=requires_approval,
+        timeout_ms=timeout_ms,
+        poll_seconds=poll_seconds,
+        headers=headers,
+    )
 
 
 def _missing(user: str, extra: str, error: ImportError) -> MissingExtra:
