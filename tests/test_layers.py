@@ -38,8 +38,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "providers": frozenset({"_model", "_tools", "_clock", "_scripted", "demo"}),
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
     "temporal": frozenset({"_machine", "_agent", "_clock", "_model", "_tools", "_store"}),
-    # The protocols build on the public API only (the package's door) and the MCP client of the providers.
-    "protocols": frozenset({"__init__", "providers"}),
+    # The protocols build on the package's public names only (its door).
+    "protocols": frozenset({"__init__"}),
     "cli": frozenset(
         {
             "__init__",

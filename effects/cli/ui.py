@@ -9,11 +9,10 @@ import socket
 import sys
 from typing import Any
 
-from .._extras import install_command
+from .._extras import MissingExtra, install_command
 from .._store import EventStore, open_store
 from .._ui import create_app
 from ..protocols import StoredSessions, ag_ui_app
-from ..providers import MissingExtra
 from ._logs import STORE_HELP, CommandError, add_dsn, command, opened
 
 EPILOG = """\

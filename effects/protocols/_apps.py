@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from effects import EventStore
-from effects.providers import MissingExtra
 
+from .._extras import missing
 from ._host import SessionHost
 from ._security import Authenticate
 from ._sessions import Sessions
@@ -36,7 +36,7 @@ def ag_ui_app(sessions: Sessions, *, authenticate: Authenticate | None = None, a
     try:
         from ._ag_ui._app import build
     except ImportError as error:
-        raise _missing("ag_ui_app", "ag-ui", error) from None
+        raise missing("ag_ui_app", "ag-ui", error) from None
     return build(sessions, authenticate, allow_remote)
 
 
@@ -49,7 +49,7 @@ def ag_ui_events(store: EventStore, session_id: str) -> list[dict[str, Any]]:
     try:
         from ._ag_ui._replay import replayed
     except ImportError as error:
-        raise _missing("ag_ui_events", "ag-ui", error) from None
+        raise missing("ag_ui_events", "ag-ui", error) from None
     return replayed(store, session_id)
 
 
@@ -67,7 +67,7 @@ def mcp_server(host: SessionHost, *, name: str = "agent-core", wait_seconds: flo
     try:
         from ._mcp._server import build
     except ImportError as error:
-        raise _missing("mcp_server", "mcp", error) from None
+        raise missing("mcp_server", "mcp", error) from None
     return build(host, name=name, wait_seconds=wait_seconds)
 
 
@@ -87,7 +87,7 @@ def mcp_app(
     try:
         from ._mcp._http import build_app
     except ImportError as error:
-        raise _missing("mcp_app", "mcp", error) from None
+        raise missing("mcp_app", "mcp", error) from None
     return build_app(host, authenticate, allow_remote, wait_seconds)
 
 
@@ -123,7 +123,7 @@ def a2a_app(
     try:
         from ._a2a._app import build_app
     except ImportError as error:
-        raise _missing("a2a_app", "a2a", error) from None
+        raise missing("a2a_app", "a2a", error) from None
     return build_app(
         host,
         url=url,
@@ -161,7 +161,7 @@ def remote_agent(
     try:
         from ._a2a._remote import RemoteAgent
     except ImportError as error:
-        raise _missing("remote_agent", "a2a", error) from None
+        raise missing("remote_agent", "a2a", error) from None
     return RemoteAgent(
         url,
         name=name,
@@ -170,11 +170,4 @@ def remote_agent(
         timeout_ms=timeout_ms,
         poll_seconds=poll_seconds,
         headers=headers,
-    )
-
-
-def _missing(user: str, extra: str, error: ImportError) -> MissingExtra:
-    return MissingExtra(
-        f"{user} needs a package that is not installed (import failed: {error}). "
-        f"Install the extra: pip install 'agent-core[{extra}]'"
     )
