@@ -162,8 +162,7 @@ class SessionHost:
         live = self._live.get(session_id)
         if live is not None:
             if live.failed is not None:
-                del self._live[session_id]  # reported once; the next request opens it again from its log
-                raise _stopped(session_id, live.failed)
+                raise self._reported(session_id, live.failed)
             self._live.move_to_end(session_id)
             return live
         if self._group is None:
@@ -234,12 +233,17 @@ class SessionHost:
             while not outcome.done:
                 await live.changed.wait()
                 if live.failed is not None:
-                    raise _stopped(session_id, live.failed)
+                    raise self._reported(session_id, live.failed)
         finally:
             unsubscribe()
         if outcome.refused:
             raise Refused(outcome.refused, code="refused")
         return Written(state.step, inputs)
+
+    def _reported(self, session_id: str, error: BaseException) -> Refused:
+        """The refusal saying the session stopped; said once: the next request opens it again from its log."""
+        self._live.pop(session_id, None)
+        return _stopped(session_id, error)
 
     async def state(self, session_id: str) -> AgentState:
         """The session's current state (opened from the store if it is not running)."""
