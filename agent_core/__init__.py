@@ -18,7 +18,7 @@ from ._context import (
     llm_context,
     offered_tools,
 )
-from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
+from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
 from ._inputs import (
@@ -181,6 +181,7 @@ __all__ = [
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",
+    "call_tool_key",
     "check",
     "check_invariants",
     "decode_input",
@@ -206,6 +207,7 @@ __all__ = [
     "state_digest",
     "state_hash",
     "tag_of",
+    "tool_call_id_of",
     "transition",
     "transition_table",
     "upcaster",

@@ -26,7 +26,10 @@ def test_the_answered_call_is_pending_with_the_answers_and_runs_again() -> None:
         "opaque",
     )
     assert ac.phase(state) is ac.Phase.ACTING
-    assert list(ac.effects_at(state)) == ["call-tool:t1"]
+    # A new attempt, so a new key (a key once gone never returns); the call's id is in it.
+    assert list(ac.effects_at(state)) == ["call-tool:t1#1"]
+    assert ac.call_tool_key("t1", 1) == "call-tool:t1#1" and ac.tool_call_id_of("call-tool:t1#1") == "t1"
+    assert ac.tool_call_id_of("call-tool:a#b") == "a#b"  # an id of its own with the separator in it
     state = fold(state, running(at=T0 + 6))
     assert state.tool_calls["t1"].status == "running"
 
