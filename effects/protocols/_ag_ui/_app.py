@@ -23,7 +23,7 @@ import re
 from collections.abc import AsyncIterator
 
 import anyio.to_thread
-from ag_ui.core import RunAgentInput, RunErrorEvent, RunStartedEvent
+from ag_ui.core import RunAgentInput, RunErrorEvent
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +33,7 @@ from starlette.routing import Route
 from .._security import Authenticate, authenticated, cross_site
 from .._sessions import Refused, Sessions
 from ._positions import Position, parse_position
+from ._replay import runs_started_at
 from ._requests import requested_inputs
 from ._stream import META, AgUiStream
 
@@ -99,13 +100,12 @@ class _Api:
     async def _run_start(self, session_id: str, run_id: str) -> tuple[int, int]:
         """Where run ``run_id`` starts (the records before it are skipped): its record, checked to start it."""
         found = _RUN_ID.fullmatch(run_id)
-        length = (await anyio.to_thread.run_sync(self.sessions.store.session, session_id)).length
+        store = self.sessions.store
+        length = (await anyio.to_thread.run_sync(store.session, session_id)).length
         seq = int(found.group(1)) if found else 0
-        if found is not None and 1 <= seq <= length:
-            probe = AgUiStream(self.sessions, session_id, start=seq - 1, until=seq)
-            async for _, event in probe.events():
-                if isinstance(event, RunStartedEvent) and event.run_id == run_id:
-                    return seq - 1, seq
+        known = found is not None and 1 <= seq <= length
+        if known and run_id in await anyio.to_thread.run_sync(runs_started_at, store, session_id, seq):
+            return seq - 1, seq
         raise Refused(
             f"no run {run_id!r} in session {session_id!r}; expected a run id its events carry (run-<record>)",
             code="unknown-run",
