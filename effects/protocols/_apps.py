@@ -34,7 +34,7 @@ def ag_ui_app(sessions: Sessions, *, authenticate: Authenticate | None = None, a
     Needs the ``ag-ui`` extra.
     """
     try:
-        from ._ag_ui._app import build
+        from ._ag_ui import build
     except ImportError as error:
         raise missing("ag_ui_app", "ag-ui", error) from None
     return build(sessions, authenticate, allow_remote)
@@ -47,7 +47,7 @@ def ag_ui_events(store: EventStore, session_id: str) -> list[dict[str, Any]]:
     model streamed arrives whole with its completed message).
     """
     try:
-        from ._ag_ui._replay import replayed
+        from ._ag_ui import replayed
     except ImportError as error:
         raise missing("ag_ui_events", "ag-ui", error) from None
     return replayed(store, session_id)
@@ -65,7 +65,7 @@ def mcp_server(host: SessionHost, *, name: str = "agent-core", wait_seconds: flo
     and what waits for a decision. Needs the ``mcp`` extra.
     """
     try:
-        from ._mcp._server import build
+        from ._mcp import build
     except ImportError as error:
         raise missing("mcp_server", "mcp", error) from None
     return build(host, name=name, wait_seconds=wait_seconds)
@@ -85,7 +85,7 @@ def mcp_app(
     else 401 with a JSON-RPC error).
     """
     try:
-        from ._mcp._http import build_app
+        from ._mcp import build_app
     except ImportError as error:
         raise missing("mcp_app", "mcp", error) from None
     return build_app(host, authenticate, allow_remote, wait_seconds)
@@ -121,7 +121,7 @@ def a2a_app(
     ``a2a.types.a2a_pb2.AgentSkill`` messages for the card. Needs the ``a2a`` extra.
     """
     try:
-        from ._a2a._app import build_app
+        from ._a2a import build_app
     except ImportError as error:
         raise missing("a2a_app", "a2a", error) from None
     return build_app(
@@ -159,7 +159,7 @@ def remote_agent(
     ``a2a`` extra.
     """
     try:
-        from ._a2a._remote import RemoteAgent
+        from ._a2a import RemoteAgent
     except ImportError as error:
         raise missing("remote_agent", "a2a", error) from None
     return RemoteAgent(
