@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from effects import MemoryStore, SharedStore, create_app, follow_store, open_session
+from agent_core import TEXT_MARKER, LlmContext, ProviderItem
+from effects import MemoryStore, ModelReply, SharedStore, TextSink, create_app, follow_store, open_session
 from effects.cli.ui import mount_ag_ui
 from effects.protocols import SessionHost, StoredSessions, Unauthorized, ag_ui_app, ag_ui_events
 from effects.testing import ScriptedModel, call_tools, say
@@ -86,6 +87,44 @@ async def test_the_same_request_again_writes_nothing_new() -> None:
         got = events(await http.post("/", json=START))  # the whole conversation again: nothing new in it
         assert store.session("t1").length == length
         assert got == ag_ui_events(store, "t1")  # it is a connect: the session from its start
+
+
+class Thinking:
+    """Answers once with provider items: readable reasoning of three providers, redacted thinking, the text."""
+
+    ITEMS = (
+        ProviderItem(
+            kind="thinking",
+            provider="anthropic",
+            data='{"type":"thinking","thinking":"Refunds need care.","signature":"s"}',
+        ),
+        ProviderItem(kind="redacted-thinking", provider="anthropic", data='{"type":"redacted_thinking","data":"xyz"}'),
+        ProviderItem(
+            kind="reasoning",
+            provider="openai-responses",
+            data='{"type":"reasoning","summary":[{"type":"summary_text","text":"Check the order."},'
+            '{"type":"summary_text","text":"Then answer."}],"encrypted_content":"enc"}',
+        ),
+        ProviderItem(kind="reasoning-content", provider="openai-chat", data='{"reasoning_content":"It is 42."}'),
+        ProviderItem(kind=TEXT_MARKER, provider="anthropic", chars=len("Done.")),
+    )
+
+    async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
+        return ModelReply(text="Done.", finish_reason="stop", items=self.ITEMS)
+
+
+async def test_a_replys_readable_reasoning_is_sent_as_reasoning_events() -> None:
+    store = MemoryStore()
+    async with SessionHost(store, Thinking()) as host, client(ag_ui_app(host)) as http:
+        live = events(await http.post("/", json=START))
+    assert live == ag_ui_events(store, "t1")
+    kinds = [e["type"] for e in live]
+    reasoning = [e for e in live if e["type"] == "REASONING_MESSAGE_CONTENT"]
+    assert [e["delta"] for e in reasoning] == ["Refunds need care.", "Check the order.\n\nThen answer.", "It is 42."]
+    # The items are logged with the model's observation, after the message it completed: the reasoning follows.
+    assert kinds.index("TEXT_MESSAGE_END") < kinds.index("REASONING_START") < kinds.index("RUN_FINISHED")
+    assert kinds.count("REASONING_START") == kinds.count("REASONING_END") == 3
+    assert "xyz" not in json.dumps(live) and "enc" not in json.dumps(live)  # redacted and encrypted stay out
 
 
 async def test_one_run_is_followed_by_its_id_and_an_unknown_run_is_refused() -> None:

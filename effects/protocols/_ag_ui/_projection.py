@@ -7,7 +7,11 @@ when a message joins an open turn (the run before it ends first); it ends when
 the turn ends (``RUN_FINISHED``, cancelled, or ``RUN_ERROR`` with the reason) or
 when it waits for a person (``RUN_FINISHED`` with an interrupt per tool call
 awaiting approval or input). Run ids are ``run-<record>``, the record that
-started the run. Within a run: the model's messages (``TEXT_MESSAGE_*``, the
+started the run. Within a run: the model's reasoning where its provider
+made it readable (``REASONING_*``, one span per thinking block, reasoning
+summary or reasoning content the reply's provider items hold, sent with the
+observation that logged them, so after the text it streamed; encrypted and
+redacted items are not shown), the model's messages (``TEXT_MESSAGE_*``, the
 text from the log's completed message), its tool calls (``TOOL_CALL_*``) and
 their results, one step per model call (``STEP_*``, named by the effect key),
 a state snapshot at the start of each run and a JSON Patch delta when the
@@ -28,6 +32,11 @@ from ag_ui.core import (
     BaseEvent,
     CustomEvent,
     Interrupt,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     ResumeEntry,
     RunAgentInput,
     RunErrorEvent,
@@ -55,6 +64,7 @@ from agent_core import (
     AgentInput,
     AgentState,
     Phase,
+    ProviderItem,
     ReActObserved,
     ToolCallApproved,
     ToolCallDenied,
@@ -128,6 +138,8 @@ class AgUiProjection:
         boundary = ended or bool(joined)  # a run ends, or another begins, inside this record
         first: list[BaseEvent] = []
         second: list[BaseEvent] = []
+        if isinstance(inp, ReActObserved) and inp.items:
+            _reasoning(first, seq, inp.items, at)
         self._messages(first, before, after, at)
         self._calls(first, seq, inp, before, after, at)
         self._steps(first, second if boundary else first, before, after, at)
@@ -269,6 +281,46 @@ class AgUiProjection:
 
 
 _MISSING = object()
+
+
+def _reasoning(out: list[BaseEvent], seq: int, items: tuple[ProviderItem, ...], at: int) -> None:
+    """A reply's readable reasoning, one span and message per item that has some (``reasoning-<record>-<n>``)."""
+    for index, item in enumerate(items):
+        text = reasoning_text(item)
+        if text:
+            message_id = f"reasoning-{seq}-{index}"
+            out.append(ReasoningStartEvent(message_id=message_id, timestamp=at))
+            out.append(ReasoningMessageStartEvent(message_id=message_id, role="reasoning", timestamp=at))
+            out.append(ReasoningMessageContentEvent(message_id=message_id, delta=text, timestamp=at))
+            out.append(ReasoningMessageEndEvent(message_id=message_id, timestamp=at))
+            out.append(ReasoningEndEvent(message_id=message_id, timestamp=at))
+
+
+def reasoning_text(item: ProviderItem) -> str:
+    """The text a person can read in a provider item: an Anthropic ``thinking`` block's thinking, the summary
+    (or, failing that, the text) of a Responses ``reasoning`` item, a chat server's ``reasoning-content``;
+    "" for the rest (redacted thinking, compaction, markers) and for data not shaped as expected."""
+    data = _json(item.data) if item.data else None
+    if not isinstance(data, dict):
+        return ""
+    if item.kind == "thinking":
+        return _text(data.get("thinking"))
+    if item.kind == "reasoning-content":
+        return _text(data.get("reasoning_content")) or _text(data.get("reasoning"))
+    if item.kind == "reasoning":
+        return _parts(data.get("summary")) or _parts(data.get("content"))
+    return ""
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _parts(value: Any) -> str:
+    """The texts of a Responses reasoning item's summary or content parts, a blank line between them."""
+    if not isinstance(value, list):
+        return ""
+    return "\n\n".join(text for part in value if isinstance(part, dict) and (text := _text(part.get("text"))))
 
 
 def _decided(inp: AgentInput) -> bool:
