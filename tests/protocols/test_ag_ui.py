@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -277,13 +275,3 @@ async def test_the_viewer_of_agent_core_ui_speaks_ag_ui_at_its_side() -> None:
         got = events(await http.get("/ag-ui/threads/t1/events", params={"run": "run-2"}))
         assert got == ag_ui_events(store, "t1")[: len(got)]
         assert (await http.get("/api/sessions")).status_code == 200  # the viewer's own routes are untouched
-
-
-def test_the_readmes_protocol_code_is_taken_from_the_examples_that_run() -> None:
-    root = Path(__file__).resolve().parents[2]
-    readme = (root / "README.md").read_text()
-    section = readme.split("## Protocols: AG-UI, A2A, MCP", 1)[1].split("\n## ", 1)[0]
-    examples = "\n".join(path.read_text() for path in (root / "examples").glob("*.py"))
-    shown = [line.strip() for block in re.findall(r"```python\n(.*?)```", section, re.S) for line in block.splitlines()]
-    assert len(shown) >= 6
-    assert [line for line in shown if line and line not in examples] == []
