@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 
-from agent_core import LlmContext
+from agent_core import TEXT_MARKER, LlmContext, ProviderItem
 from effects import ModelReply, ModelToolCall, TextSink, tool
 
 
@@ -15,7 +15,8 @@ def refund(order: int) -> str:
 
 
 class HeldModel:
-    """Streams its first answer's first words, waits for ``release``, then asks to refund order 42; then answers."""
+    """Streams its first answer's first words, waits for ``release``, then asks to refund order 42; then answers,
+    with its thinking as a provider item."""
 
     def __init__(self) -> None:
         self.streaming = anyio.Event()
@@ -32,4 +33,9 @@ class HeldModel:
             call = ModelToolCall(id="call-1", name="refund", arguments='{"order":42}')
             return ModelReply(text="Let me check that order.", tool_calls=(call,), finish_reason="tool_calls")
         on_text("Order 42 is refunded.")
-        return ModelReply(text="Order 42 is refunded.", finish_reason="stop")
+        thinking = '{"type":"thinking","thinking":"The refund went through.","signature":"c2ln"}'
+        items = (
+            ProviderItem(kind="thinking", provider="anthropic", data=thinking),
+            ProviderItem(kind=TEXT_MARKER, provider="anthropic", chars=len("Order 42 is refunded.")),
+        )
+        return ModelReply(text="Order 42 is refunded.", finish_reason="stop", items=items)

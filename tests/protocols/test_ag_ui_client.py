@@ -3,7 +3,7 @@
 Against a live session: the client streams a run, drops the connection mid-answer (at the first streamed
 text), reconnects from the last position it saw, approves the interrupt the run ends in, and finishes. Every
 event of the stored log reaches it exactly once, in order; the message's text arrives whole; and the events
-it got are those a replay of the stored log gives.
+it got are those a replay of the stored log gives; the model's thinking reaches it as a reasoning message.
 """
 
 from __future__ import annotations
@@ -90,5 +90,8 @@ async def test_stream_disconnect_resume_approve_finish_and_the_replay_agrees(tmp
     assert first_answer["content"] == "Let me check that order."
     assert [c["function"]["name"] for c in first_answer["toolCalls"]] == ["refund"]
     assert messages["result-call-1"]["content"] == "refunded order 42"
-    assert done["messages"][-1]["content"] == "Order 42 is refunded."
+    answers = [m for m in done["messages"] if m["role"] == "assistant"]
+    assert answers[-1]["content"] == "Order 42 is refunded."
+    # The model's thinking, as a reasoning message the client built from the REASONING_* events.
+    assert [m["content"] for m in done["messages"] if m["role"] == "reasoning"] == ["The refund went through."]
     store.close()
