@@ -20,6 +20,8 @@ from effects import (
     ToolOutcome,
     load_state,
     open_session,
+    session_spans,
+    timeline,
 )
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
@@ -182,3 +184,24 @@ async def test_a_plain_tool_asked_to_resume_fails_saying_so() -> None:
         error="tool 'plain' cannot resume a call (tool call 'c1'): it asks no questions and follows no remote task; "
         "call it again"
     )
+
+
+@pytest.mark.anyio
+async def test_each_attempt_is_an_effect_of_its_own_in_the_timeline_and_the_spans() -> None:
+    store = MemoryStore()
+    script = ScriptedModel([call_tools(("book", {"flight": "LH1"})), say("Booked.")])
+    clock = ManualClock(START)
+    async with open_session(store, "s1", script, tools=[Booking()], clock=clock, ids=SequentialIds()) as session:
+        session.send("book me on LH1")
+        await session.turn_done()
+        session.answer("call-1", {"seat": {"action": "accept", "content": {"seat": "window"}}})
+        await session.turn_done()
+
+    entries = {entry.type: entry for entry in timeline(store, "s1")}
+    # The question ends the first attempt (its outcome, not a cancellation); the answer starts another.
+    asked = entries["tool-call-input-required"]
+    assert asked.completed == ("call-tool:call-1",) and not any(k.startswith("call-tool:") for k in asked.cancelled)
+    assert "call-tool:call-1#1" in entries["tool-call-input-provided"].started
+    assert entries["tool-call-completed"].completed == ("call-tool:call-1#1",)
+    tools = [span for span in session_spans(store, "s1") if span.name.startswith("execute_tool")]
+    assert [span.attributes["gen_ai.tool.call.id"] for span in tools] == ["call-1", "call-1"]
