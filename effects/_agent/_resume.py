@@ -35,7 +35,9 @@ def interrupted_calls(state: AgentState) -> list[str]:
     """Ids of the tool calls that were running (started, not completed) and must not run again.
 
     Those of tools declared ``idempotent`` are not listed: they simply run
-    again on resume, with the same tool call id as their idempotency key.
+    again on resume, with the same tool call id as their idempotency key. Nor
+    are calls that follow a remote task (``tool-call-task-created``): they
+    follow it again by its id, and the call is never sent twice.
     """
     turn = state.turn
     if turn is None:
@@ -45,7 +47,7 @@ def interrupted_calls(state: AgentState) -> list[str]:
     for call_id in turn.open_call_ids:
         record = calls[call_id]
         tool = tools.get(record.name)
-        if record.status == "running" and not (tool is not None and tool.idempotent):
+        if record.status == "running" and not record.task_id and not (tool is not None and tool.idempotent):
             interrupted.append(call_id)
     return interrupted
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agent_core import (
     AgentInput,
@@ -12,6 +14,7 @@ from agent_core import (
     ReActCancelled,
     ToolCallApproved,
     ToolCallDenied,
+    ToolCallInputProvided,
     UserMessageReceived,
     phase,
     replace_surrogates,
@@ -125,6 +128,22 @@ class Session:
             timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=replace_surrogates(reason)
         )
         self.dispatch(denied)
+
+    def answer(self, tool_call_id: str, responses: Mapping[str, Any]) -> None:
+        """Answer the questions a tool call asked (``tool-call-input-provided``): the call runs again with them.
+
+        ``responses`` maps each question's key (from the call's ``input_requests``)
+        to its answer, in the protocol's shape (for MCP, ``{"action": "accept",
+        "content": {...}}``, or ``{"action": "decline"}``). Raises ``ValueError``
+        (nothing sent) for answers that are not JSON.
+        """
+        try:
+            text = json.dumps(dict(responses), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"expected answers that are JSON values, key -> answer; {error}") from None
+        text = replace_surrogates(text)
+        inp = ToolCallInputProvided(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, responses=text)
+        self.dispatch(inp)
 
     def cancel(self, reason: str = "") -> None:
         """Stop the current turn (``re-act-cancelled``): running tools are cancelled, open calls closed."""

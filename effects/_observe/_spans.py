@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, effects_at, tag_of
+from agent_core import AgentInput, AgentState, effects_at, tag_of, tool_call_id_of
 
 from .._machine import reconcile
 from .._store import answered_by
@@ -189,7 +189,7 @@ def _turn_key(state: AgentState) -> str | None:
 
 def _started_at(key: str, state: AgentState) -> int:
     if key.startswith("call-tool:"):
-        record = state.tool_calls.get(key.removeprefix("call-tool:"))
+        record = state.tool_calls.get(tool_call_id_of(key))
         if record is not None and record.requested_at:
             return record.requested_at
     if key.startswith("call-llm:") and state.called_llm_at:

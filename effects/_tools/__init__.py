@@ -1,6 +1,7 @@
 """Tools: plain functions the model can call, their schemas, and running one call."""
 
 from ._limits import ToolLimits
+from ._outcomes import InputRequired, Resumption, TaskCreated, ToolOutcome
 from ._process import ProcessLimits, set_process_limits
 from ._schema import CALL_ID_PARAMETER
 from ._slots import SessionSlots, Slots
@@ -9,11 +10,15 @@ from ._toolbox import Toolbox
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "InputRequired",
     "ProcessLimits",
+    "Resumption",
     "SessionSlots",
     "Slots",
+    "TaskCreated",
     "Tool",
     "ToolLimits",
+    "ToolOutcome",
     "Toolbox",
     "set_process_limits",
     "tool",
