@@ -7,14 +7,27 @@ and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
+from ._compaction._policy import (
+    BUILT_IN_STRATEGIES,
+    DEFAULT_SUMMARY_PROMPT,
+    CompactionPolicy,
+    CompactionStrategy,
+    known_compaction_strategies,
+    register_compaction_strategy,
+)
+from ._compaction._state import ContextCompaction, SummaryRequest
+from ._compaction._summary import summary_context
+from ._compaction._tokens import context_tokens
 from ._config import DEFAULT_MAX_TURN_MS, AgentConfig, ToolDefinition
 from ._context import (
+    SUMMARY_HEADER,
     ContextEntry,
     ContextMessage,
     ContextToolCall,
     ContextToolCalls,
     ContextToolResult,
     LlmContext,
+    cleared_result,
     llm_context,
     offered_tools,
 )
@@ -32,6 +45,7 @@ from ._inputs import (
     TOOL_CALL_MARKER,
     AgentInput,
     CompleteReAct,
+    ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
@@ -64,6 +78,7 @@ from ._interrupt import interrupt_every
 from ._invariants import check_invariants
 from ._phase import Phase, phase
 from ._reducer import (
+    CONTEXT_TOO_LONG,
     INPUT_KINDS,
     MAX_INPUT_ROUNDS,
     VALID_INPUTS,
@@ -101,7 +116,10 @@ from ._workflow import (
 
 __all__ = [
     "ALLOW",
+    "BUILT_IN_STRATEGIES",
+    "CONTEXT_TOO_LONG",
     "DEFAULT_MAX_TURN_MS",
+    "DEFAULT_SUMMARY_PROMPT",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "MAX_COUNT",
@@ -114,6 +132,7 @@ __all__ = [
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
     "STATE_FORMAT",
+    "SUMMARY_HEADER",
     "TEXT_MARKER",
     "TOOL_CALL_MARKER",
     "UPCASTERS",
@@ -125,7 +144,11 @@ __all__ = [
     "AgentState",
     "CallLlm",
     "CallTool",
+    "CompactionPolicy",
+    "CompactionStrategy",
     "CompleteReAct",
+    "ContextCompacted",
+    "ContextCompaction",
     "ContextEntry",
     "ContextMessage",
     "ContextToolCall",
@@ -153,6 +176,7 @@ __all__ = [
     "ReActObserved",
     "Rejection",
     "SessionStarted",
+    "SummaryRequest",
     "Table",
     "TimerFired",
     "ToolCallApproved",
@@ -184,6 +208,8 @@ __all__ = [
     "call_tool_key",
     "check",
     "check_invariants",
+    "cleared_result",
+    "context_tokens",
     "decode_input",
     "decode_log",
     "decode_state",
@@ -194,18 +220,21 @@ __all__ = [
     "initial_state",
     "input_json_schema",
     "interrupt_every",
+    "known_compaction_strategies",
     "known_guards",
     "known_rules",
     "llm_context",
     "not_registered",
     "offered_tools",
     "phase",
+    "register_compaction_strategy",
     "register_guard",
     "register_rule",
     "replace_surrogates",
     "replay",
     "state_digest",
     "state_hash",
+    "summary_context",
     "tag_of",
     "tool_call_id_of",
     "transition",

@@ -6,6 +6,7 @@ from typing import Literal
 
 import msgspec
 
+from ._compaction._policy import CompactionPolicy
 from ._workflow import Workflow
 
 BudgetPolicy = Literal["fail", "final-answer"]
@@ -31,6 +32,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``workflow`` (optional) fixes what the agent may do in each workflow
     state; ``rules`` names the registered rules every proposed tool call is
     judged by, in order (see :func:`register_rule`).
+
+    ``compaction`` (optional) says when the context is compacted and how
+    (:class:`CompactionPolicy`); without it the message window alone bounds the context.
     """
 
     system_prompt: str = ""
@@ -48,6 +52,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     user_message_policy: UserMessagePolicy = "merge"
     workflow: Workflow | None = None
     rules: tuple[str, ...] = ()
+    compaction: CompactionPolicy | None = None
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -193,11 +193,18 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
-    """A model call failed; retryable failures are retried with backoff while attempts remain."""
+    """A model call failed; retryable failures are retried with backoff while attempts remain.
+
+    ``context_too_long``: the provider said the request exceeds the model's
+    context; under a compaction policy the context is compacted once, else the
+    turn fails with reason ``context-too-long``. While a summarization is asked
+    for, the failure is the summarization's.
+    """
 
     error: str
     retryable: bool = False
     retry_after_ms: int | None = None
+    context_too_long: bool = False
 
 
 class ToolCallStarted(_Input, frozen=True, kw_only=True, tag="tool-call-started"):
@@ -285,6 +292,19 @@ class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task
 
     tool_call_id: str
     task_id: str
+class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted"):
+    """A summarization call finished: ``summary`` replaces, in the context, ``messages[:messages]`` and the tool
+    calls ``tool_call_ids`` (the range the state asked for), and what an earlier summary covered.
+
+    ``called_llm_at`` is when the call started, ``usage`` what it consumed. The
+    full history stays in the state; the internal tools still reach it.
+    """
+
+    called_llm_at: int
+    summary: str
+    messages: int
+    tool_call_ids: tuple[str, ...] = ()
+    usage: Usage = Usage()
 
 
 AgentInput = Union[
@@ -306,6 +326,7 @@ AgentInput = Union[
     ToolCallInputRequired,
     ToolCallInputProvided,
     ToolCallTaskCreated,
+    ContextCompacted,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

@@ -21,6 +21,7 @@ from typing import Literal
 import msgspec
 from immutables import Map
 
+from ._compaction._state import ContextCompaction
 from ._config import AgentConfig
 from ._inputs import ProviderItem, ToolResult
 from ._table import Table
@@ -169,6 +170,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     ``workflow_state`` is the state of ``config.workflow`` the session is in
     (empty without a workflow) and
     ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
+    ``compaction`` is where context compaction stands (``None`` unless ``config.compaction`` is set).
     """
 
     started: bool = False
@@ -191,6 +193,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     past_calls: tuple[PastToolCall, ...] = ()
     workflow_state: str = ""
     audit: Vector[WorkflowMove] = _NO_AUDIT
+    compaction: ContextCompaction | None = None
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

@@ -65,14 +65,23 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
+# _config_map: the configuration is written as a map of its set fields. MessagePack gives a Struct of more
+# than 15 fields a 3-byte map header whatever the number of fields it writes, so a field added to
+# AgentConfig would otherwise change the bytes, and the hash, of every state: a map's header follows the
+# number of entries written.
+
+
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     """The state's canonical document: deterministic (the same state gives the same bytes), default
     values omitted, ``messages`` and ``tool_calls`` (in request order) as arrays."""
     doc_type, as_is = _document(type(state))
     calls = state.tool_calls
     values = {name: getattr(state, name) for name in as_is}
-    if values["config"] == _DEFAULT_CONFIG:
+    config = values["config"]
+    if config == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
+    else:
+        values["config"] = msgspec.to_builtins(config)  # see _config_map
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,

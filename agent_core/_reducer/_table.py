@@ -23,6 +23,7 @@ import msgspec
 
 from .._inputs import (
     AgentInput,
+    ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -45,6 +46,7 @@ from .._inputs import (
 )
 from .._phase import Phase
 from .._state import AgentState
+from .on_context_compacted import on_context_compacted
 from .on_context_window_expanded import on_context_window_expanded
 from .on_history_tool_calls_added import on_history_tool_calls_added
 from .on_llm_call_failed import on_llm_call_failed
@@ -91,7 +93,18 @@ def _row(
 _ALWAYS = frozenset({"timestamp", "step"})
 # Ending a turn closes dangling calls and a streaming message, records the
 # outcome, and may open the next turn with queued messages.
-_ENDS_TURN = ("tool_calls", "messages", "message_index", "turn", "turns", "last_outcome", "queued", "past_calls")
+# Deriving the next model call may compact the context.
+_ENDS_TURN = (
+    "tool_calls",
+    "messages",
+    "message_index",
+    "turn",
+    "turns",
+    "last_outcome",
+    "queued",
+    "past_calls",
+    "compaction",
+)
 _IN_A_TURN = (Phase.THINKING, Phase.ACTING, Phase.AWAITING_APPROVAL, Phase.RETRYING)
 _ANY_TIME = (Phase.IDLE, *_IN_A_TURN)
 _THINKING = (Phase.THINKING,)
@@ -102,7 +115,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(
         SessionStarted,
         on_session_started,
-        ("started", "session_id", "config", "tools", "workflow_state"),
+        ("started", "session_id", "config", "tools", "workflow_state", "compaction"),
         (Phase.NOT_STARTED,),
     ),
     _row(UserMessageReceived, on_user_message_received, _ENDS_TURN, _ANY_TIME),
@@ -122,6 +135,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallInputRequired, on_tool_call_input_required, _ENDS_TURN, (Phase.ACTING,)),
     _row(ToolCallInputProvided, on_tool_call_input_provided, ("tool_calls", "turn"), _DECIDING),
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
+    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

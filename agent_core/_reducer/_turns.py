@@ -18,6 +18,7 @@ from .._state import (
 )
 from .._table import Table, grown
 from .._vector import Vector
+from ._compaction import CONTEXT_TOO_LONG, TooLong, compact_if_due
 
 
 def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int] | Table[str, int]]:
@@ -163,7 +164,8 @@ def final_answer_used_tools(state: AgentState) -> AgentState:
 
 
 def settle(state: AgentState) -> AgentState:
-    """Check the model-call budgets at the moment a next model call would be derived."""
+    """Check the model-call budgets at the moment a next model call would be derived, then compact the
+    context if the session's policy says so (see ``_compaction``)."""
     turn = state.turn
     if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None or turn.final_answer:
         return state
@@ -172,4 +174,9 @@ def settle(state: AgentState) -> AgentState:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
     if config.max_tokens is not None and turn.tokens >= config.max_tokens:
         return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    return state
+    if config.compaction is None:
+        return state
+    compacted = compact_if_due(state)
+    if isinstance(compacted, TooLong):
+        return end_turn(state, "failed", CONTEXT_TOO_LONG, compacted.detail)
+    return compacted

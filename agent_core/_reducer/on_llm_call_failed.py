@@ -8,6 +8,7 @@ from .._encodable import MAX_DURATION_MS
 from .._inputs import LlmCallFailed
 from .._state import AgentState
 from ._common import reject, require_thinking
+from ._too_long import compaction_failed, context_refused
 from ._turns import close_streaming, end_turn
 
 
@@ -28,14 +29,28 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     config = state.config
     failures = turn.attempt + 1
     state = replace(state, timestamp=inp.timestamp, step=state.step + 1)
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:
+        summary_failures = compaction.request.attempt + 1
+        retry = inp.retryable and summary_failures < config.llm_max_attempts
+        return compaction_failed(state, inp, turn, retry_delay(state, inp, summary_failures) if retry else None)
+    if inp.context_too_long:
+        return context_refused(state, inp, turn)
     if not inp.retryable or failures >= config.llm_max_attempts:
         why = "not retryable" if not inp.retryable else f"failed {failures} of {config.llm_max_attempts} attempts"
         return end_turn(state, "failed", "llm-error", f"model call {why}: {inp.error}")
-    # The exponent is capped: past 2**62 every delay is capped by retry_max_ms anyway, and a huge power is slow.
-    delay = min(config.retry_max_ms, config.retry_base_ms << min(failures - 1, 62))
-    if inp.retry_after_ms is not None:
-        delay = max(delay, inp.retry_after_ms)
+    delay = retry_delay(state, inp, failures)
     # A call that was streaming is gone; the retry starts a fresh message.
     messages = close_streaming(state.messages, state.message_index, turn)
     turn = replace(turn, attempt=failures, retry_at=inp.timestamp + delay, streaming_message_id="")
     return replace(state, turn=turn, messages=messages)
+
+
+def retry_delay(state: AgentState, inp: LlmCallFailed, failures: int) -> int:
+    """The backoff after the ``failures``-th failure of a call, in ms."""
+    config = state.config
+    # The exponent is capped: past 2**62 every delay is capped by retry_max_ms anyway, and a huge power is slow.
+    delay = min(config.retry_max_ms, config.retry_base_ms << min(failures - 1, 62))
+    if inp.retry_after_ms is not None:
+        delay = max(delay, inp.retry_after_ms)
+    return delay

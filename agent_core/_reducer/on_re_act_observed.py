@@ -10,7 +10,7 @@ from .._encodable import MAX_COUNT
 from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, Usage
 from .._rules import Judgement
 from .._state import AgentState, Message, Turn
-from ._common import reject, require_not_streaming, require_thinking
+from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
 from ._items import check_items
 from ._records import record_requests, records
 from ._stuck import Repeats, count_repeats
@@ -27,8 +27,11 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     (a rule's stop always ends the turn). Each call is judged by the rules once.
     """
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     _validate(state, inp, turn)
     answered = check_items(state, inp)
+    if state.compaction is not None:  # the trigger reads what the last call reported
+        state = replace(state, compaction=replace(state.compaction, last_input_tokens=inp.usage.input_tokens))
     observation = inp.observation
     if isinstance(observation, CompleteReAct):
         if answered is not None:

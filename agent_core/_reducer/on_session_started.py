@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._compaction._policy import policy_problems
+from .._compaction._state import ContextCompaction
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._state import AgentState
@@ -56,6 +58,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
         session_id=inp.session_id,
         config=inp.config,
         tools=tools,
+        compaction=ContextCompaction() if inp.config.compaction is not None else None,
         timestamp=inp.timestamp,
         step=state.step + 1,
     )
@@ -92,4 +95,6 @@ def config_problems(inp: SessionStarted) -> list[str]:
     need("max_turn_ms", config.max_turn_ms, 0, MAX_DURATION_MS, optional=True)
     for tool in inp.tools:
         need(f"the timeout_ms of tool {tool.name!r}", tool.timeout_ms, 1, MAX_DURATION_MS, optional=True)
+    if config.compaction is not None:
+        problems.extend(policy_problems(config.compaction, MAX_COUNT))
     return problems

@@ -45,6 +45,7 @@ except ImportError as error:
 from ._draw import due_at
 from ._invalid import invalid_input
 from ._kinds import (
+    context_compacted,
     context_window_expanded,
     history_tool_calls_added,
     inputs,
@@ -69,6 +70,7 @@ from ._next import next_input, next_input_kinds
 from ._sessions import fold, sessions
 from ._values import (
     agent_configs,
+    compaction_policies,
     ids,
     input_objects,
     observations,
@@ -88,6 +90,8 @@ __all__ = [
     "RAISING_GUARD",
     "VERDICT_RULE",
     "agent_configs",
+    "compaction_policies",
+    "context_compacted",
     "context_window_expanded",
     "due_at",
     "fold",

@@ -14,6 +14,7 @@ from .._inputs import (
     TOOL_CALL_MARKER,
     AgentInput,
     CompleteReAct,
+    ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
@@ -201,6 +202,22 @@ def _action(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return WorkflowActionTaken(timestamp=at, action=pick(draw, actions))
 
 
+def _compacted(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    compaction = state.compaction
+    assert compaction is not None and compaction.request is not None
+    request = compaction.request
+    at = later(draw, state)
+    summary = "summary " + draw(_TEXTS)
+    return ContextCompacted(
+        timestamp=at,
+        called_llm_at=state.timestamp,
+        summary=summary,
+        messages=request.messages,
+        tool_call_ids=request.tool_call_ids,
+        usage=draw(_USAGES),
+    )
+
+
 def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
 
@@ -234,6 +251,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         ToolCallInputRequired: _input_required,
         ToolCallInputProvided: _input_provided,
         ToolCallTaskCreated: _task_created,
+        ContextCompacted: _compacted,
     },
     "builders",
 )

@@ -14,6 +14,7 @@ from hypothesis.strategies import SearchStrategy
 from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
+    ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -215,6 +216,21 @@ def tool_call_task_created(
     )
 
 
+def context_compacted(
+    *, timestamp: Ts = None, messages: int | SearchStrategy[int] | None = None
+) -> SearchStrategy[ContextCompacted]:
+    """``context-compacted``, with an arbitrary summary and range."""
+    return st.builds(
+        ContextCompacted,
+        timestamp=_at(timestamp),
+        called_llm_at=_at(None),
+        summary=texts(),
+        messages=field(messages, st.integers(0, 8)),
+        tool_call_ids=st.lists(ids(), max_size=3).map(tuple),
+        usage=usages(),
+    )
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -235,6 +251,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputRequired: tool_call_input_required,
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
+        ContextCompacted: context_compacted,
     },
     "input strategies",
 )

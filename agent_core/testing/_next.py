@@ -42,6 +42,7 @@ _WEIGHTS = tuple(
             "tool-call-input-required": 1,
             "tool-call-input-provided": 2,
             "tool-call-task-created": 1,
+            "context-compacted": 6,
         },
         "weights",
     ).items()
@@ -63,7 +64,10 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if due_at(turn) is not None:
         kinds.add("timer-fired")
     current = phase(state)
-    if current is Phase.THINKING:
+    summarizing = state.compaction is not None and state.compaction.request is not None
+    if current is Phase.THINKING and summarizing:
+        kinds.update(("llm-call-failed", "context-compacted"))
+    elif current is Phase.THINKING:
         kinds.add("llm-call-failed")
         if turn.streaming_message_id:
             kinds.add("llm-message-completed")

@@ -28,7 +28,12 @@ RECENT_TOOL_CALLS = 64
 # Every field but the collections (covered by size and newest entries) and the
 # session's fixed settings. Derived from the struct, so a new field is covered.
 _SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log", "config", "tools"})
-_HEAD = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED)
+_FIELDS = AgentState.__struct_fields__
+_FIRST_LATER = _FIELDS.index("audit") + 1
+_HEAD = tuple(name for name in _FIELDS[:_FIRST_LATER] if name not in _SKIPPED)
+# Fields added to the state later are covered by name and only when set, so that adding one leaves
+# the digests stores already hold unchanged for every state that does not use it.
+_LATER = tuple((field.name, field.default) for field in msgspec.structs.fields(AgentState)[_FIRST_LATER:])
 
 
 def _sequence(value: object) -> list[object]:
@@ -45,8 +50,13 @@ def turn_digest(state: AgentState) -> bytes:
     """32 bytes that change when the state's scalar parts, sizes or newest entries change."""
     messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
     count, calls_count = len(messages), len(log)
+    head: list[object] = [getattr(state, name) for name in _HEAD]
+    for name, default in _LATER:
+        value = getattr(state, name)
+        if value != default:
+            head.append((name, value))
     document = (
-        [getattr(state, name) for name in _HEAD],
+        head,
         count,
         calls_count,
         [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],

@@ -1,0 +1,27 @@
+"""``context_tokens``: the estimate of how many tokens a request holds, the same everywhere it is needed."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .._context import LlmContext
+
+_encoder = msgspec.json.Encoder()
+
+CHARS_PER_TOKEN = 4
+"""The estimate's ratio: about four characters of the request's JSON per token."""
+
+
+def context_tokens(context: LlmContext) -> int:
+    """About how many input tokens sending ``context`` costs: its JSON document's characters over four, rounded up.
+
+    Providers count differently (and add their own framing); the compaction
+    trigger also reads the tokens the last call reported, so the estimate
+    matters most for what was added since. Deterministic, so it replays.
+    """
+    return -(-len(_encoder.encode(context)) // CHARS_PER_TOKEN)
+
+
+def text_tokens(text: str) -> int:
+    """The same estimate for a piece of text."""
+    return -(-len(text) // CHARS_PER_TOKEN)

@@ -1,0 +1,49 @@
+"""A summarization of the context: the ``call-llm`` effect whose ``task`` is ``summarize``.
+
+The request is ``summary_context(state)`` (the policy's prompt, the summary so
+far and the range the state asked to cover); the reply's text becomes the
+summary of a ``context-compacted`` input, with the call's usage. Nothing
+streams to subscribers. A failure becomes ``llm-call-failed`` (the reducer
+retries it like a model call); an empty reply is a retryable failure.
+"""
+
+from __future__ import annotations
+
+from agent_core import AgentInput, AgentState, ContextCompacted, LlmCallFailed, replace_surrogates, summary_context
+
+from .._machine import Dispatch
+from ._ask import ask_model, failed_input
+from ._context import EffectContext
+
+
+def _ignore(_: str) -> None:
+    return None
+
+
+async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
+    """Ask the model for the summary ``state`` asks for and dispatch it (or the failure)."""
+    compaction = state.compaction
+    request = compaction.request if compaction is not None else None
+    if request is None:
+        raise RuntimeError("a summarization effect was derived from a state that asks for none")
+    called_at = ctx.stamp(state.timestamp)
+    try:
+        reply = await ask_model(ctx, summary_context(state), _ignore)
+    except Exception as error:
+        dispatch(failed_input(ctx, error))
+        return
+    summary = replace_surrogates(reply.text).strip()
+    if not summary:
+        text = "the summarization call answered with no text; expected the summary of the context"
+        dispatch(LlmCallFailed(timestamp=ctx.stamp(), error=text, retryable=True))
+        return
+    dispatch(
+        ContextCompacted(
+            timestamp=ctx.stamp(),
+            called_llm_at=called_at,
+            summary=summary,
+            messages=request.messages,
+            tool_call_ids=request.tool_call_ids,
+            usage=reply.usage,
+        )
+    )
