@@ -24,7 +24,8 @@ class ContextCompaction(msgspec.Struct, frozen=True, kw_only=True, gc=False, omi
     * ``summary``: the newest summary; it covers ``messages[:summarized_messages]``
       and ``summarized_calls`` tool calls in all (each summary summarizes the one before it too).
     * ``request``: the summarization being asked for, if any.
-    * ``cleared``: ids of tool calls whose results the context shows as a placeholder.
+    * ``cleared``: ids of tool calls whose results the context shows as a placeholder; ``restored``: those
+      the model loaded back with the internal tool (never cleared again).
     * ``gave_up_turn``: the turn in which summarization failed for good (none
       is asked again in it); ``forced_turn``: the turn in which a provider's
       context-length error forced a compaction (a second one fails the turn).
@@ -42,3 +43,4 @@ class ContextCompaction(msgspec.Struct, frozen=True, kw_only=True, gc=False, omi
     forced_turn: int = 0
     summary_input_tokens: int = 0
     summary_output_tokens: int = 0
+    restored: tuple[str, ...] = ()

@@ -70,18 +70,20 @@ def compact(
     tokens: int,
     why: str,
 ) -> Compacted:
-    """Apply the policy's strategy (``why``: what forced it, or empty when the trigger fired)."""
+    """Apply the policy's strategy (``why``: what forced it, or empty when the trigger fired). A forced
+    compaction keeps only the newest entry verbatim."""
     strategy = policy.strategy
+    keep = 0 if why else policy.keep_tokens
     if strategy == PROVIDER:
         return fits_or_fail(state, policy, tokens, why or "the provider compacts on its side")
     if strategy == SUMMARIZE:
         if compaction.gave_up_turn == turn.number:
             return fits_or_fail(state, policy, tokens, why or "summarization failed earlier in the turn")
-        request = _cover(state, policy, compaction, turn, context)
+        request = _cover(state, keep, compaction, turn, context)
         if request is None:
             return fits_or_fail(state, policy, tokens, why or "nothing older is left to summarize")
         return replace(state, compaction=replace(compaction, request=request))
-    cleared = _cleared(state, policy, turn, context)
+    cleared = _cleared(state, policy, keep, turn)
     if cleared == compaction.cleared:
         return fits_or_fail(state, policy, tokens, why or "no tool result is left to clear")
     state = replace(state, compaction=replace(compaction, cleared=cleared, last_input_tokens=0))
@@ -100,14 +102,14 @@ def fits_or_fail(state: AgentState, policy: CompactionPolicy, tokens: int, why: 
 
 
 def _cover(
-    state: AgentState, policy: CompactionPolicy, compaction: ContextCompaction, turn: Turn, context: LlmContext
+    state: AgentState, keep: int, compaction: ContextCompaction, turn: Turn, context: LlmContext
 ) -> SummaryRequest | None:
-    """The oldest part of the context, up to what the newest ``keep_tokens`` need (at least the newest entry is
+    """The oldest part of the context, up to what the newest ``keep`` tokens need (at least the newest entry is
     kept): messages up to a position and the turn's batches before it. ``None`` when it covers nothing new."""
     items = _timeline(state, compaction, turn, context)
     if len(items) < 2:
         return None
-    kept, budget = 1, policy.keep_tokens - items[-1][2]
+    kept, budget = 1, keep - items[-1][2]
     while kept < len(items) and items[-kept - 1][2] <= budget:
         budget -= items[-kept - 1][2]
         kept += 1
@@ -162,21 +164,27 @@ def _result_chars(result: object) -> int:
 # --- which tool results are cleared ---------------------------------------------
 
 
-def _cleared(state: AgentState, policy: CompactionPolicy, turn: Turn, context: LlmContext) -> tuple[str, ...]:
+def _cleared(state: AgentState, policy: CompactionPolicy, keep_tokens: int, turn: Turn) -> tuple[str, ...]:
     """The calls whose results the context shows as a placeholder: a registered strategy's choice, or (built in)
     the oldest results of the turn until the newest ``keep_tokens`` fit, the newest always kept."""
     in_turn = turn.tool_call_ids
-    already = frozenset(state.compaction.cleared if state.compaction is not None else ())
+    compaction = state.compaction
+    already = frozenset(compaction.cleared if compaction is not None else ())
+    restored = frozenset(compaction.restored if compaction is not None else ())
     if policy.strategy != CLEAR_TOOL_RESULTS:
         strategy = registered_strategy(policy.strategy)
         assert strategy is not None  # session-started refuses an unregistered one
         chosen = frozenset(strategy(state, policy))
-        return tuple(call_id for call_id in in_turn if call_id in chosen or call_id in already)
+        chosen = (chosen | already) - restored
+        return tuple(call_id for call_id in in_turn if call_id in chosen)
     calls = state.tool_calls
-    budget = policy.keep_tokens
+    budget = keep_tokens
     keep: set[str] = set()
     for position, call_id in enumerate(reversed(in_turn)):
         size = -(-_result_chars(calls[call_id].result) // 4)
+        if call_id in restored:  # the model loaded it back
+            keep.add(call_id)
+            continue
         if call_id in already:
             continue
         if position == 0 or size <= budget:

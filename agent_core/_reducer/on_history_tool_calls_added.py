@@ -37,8 +37,9 @@ def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -
     compaction = state.compaction
     if compaction is not None and compaction.cleared:  # a cleared result the model asks for shows again
         asked = frozenset(inp.tool_call_ids)
-        restored = tuple(call_id for call_id in compaction.cleared if call_id not in asked)
-        state = replace(state, compaction=replace(compaction, cleared=restored))
+        still = tuple(call_id for call_id in compaction.cleared if call_id not in asked)
+        back = tuple(call_id for call_id in compaction.cleared if call_id in asked)
+        state = replace(state, compaction=replace(compaction, cleared=still, restored=compaction.restored + back))
     turn = replace(
         turn,
         tool_call_ids=turn.tool_call_ids + tuple(added),

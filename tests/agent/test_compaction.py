@@ -1,0 +1,177 @@
+"""Compaction through the runner with the scripted model: summaries, cleared results, failures; each log replays
+to the state the session ended in, and the contexts the model saw stay within the declared window."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_core import (
+    SUMMARY_HEADER,
+    CompactionPolicy,
+    ContextCompacted,
+    ContextToolResult,
+    LlmContext,
+    ToolSuccess,
+    context_tokens,
+    replay,
+    state_hash,
+)
+from effects import ModelError, ModelReply, tool
+from effects.testing import ScriptedModel, call_tools, fail, load_tool_call_results, say
+
+from ._helpers import Recorder, make_agent
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+def fetch(page: int) -> str:
+    """Fetch a page of the report (long)."""
+    return f"page {page}: " + "lorem ipsum dolor sit amet " * 24
+
+
+def results_in(context: LlmContext) -> int:
+    return sum(1 for entry in context.entries if isinstance(entry, ContextToolResult))
+
+
+def researcher(pages: int, summary: str = "The user wants the report's pages; pages read so far hold lorem ipsum."):
+    """A model that fetches ``pages`` pages one by one (counting the calls it made), then answers; it
+    answers summarization requests with ``summary``."""
+    asked = [0]
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say(summary)
+        if asked[0] < pages:
+            asked[0] += 1
+            return call_tools(("fetch", {"page": asked[0]}))
+        return say(f"I read {pages} pages.")
+
+    return step
+
+
+POLICY = CompactionPolicy(context_window_tokens=600, trigger_percent=60, keep_recent_percent=30, summary_max_tokens=60)
+
+
+async def test_a_long_turn_is_summarized_and_the_summary_stands_for_what_it_covers() -> None:
+    model = ScriptedModel(researcher(8))
+    agent, _, _ = make_agent(model, [fetch], compaction=POLICY)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    compacted = [inp for inp in recorder.inputs if isinstance(inp, ContextCompacted)]
+    assert len(compacted) >= 2
+    summaries = [c for c in model.calls if c.task == "summarize"]
+    assert len(summaries) == len(compacted)
+    assert summaries[0].system_prompt == POLICY.summary_prompt and summaries[0].tools == ()
+    answers = [c for c in model.calls if c.task == "answer"]
+    after = answers[-1]
+    assert isinstance(after.entries[0].content, str) and after.entries[0].content.startswith(SUMMARY_HEADER)  # type: ignore[union-attr]
+    # The full history stays in the state: every page's result, and the first message.
+    assert state.messages[0].content == "Read the report, page by page."
+    assert sum(isinstance(r.result, ToolSuccess) for r in state.tool_calls.values()) == 8
+    assert state.compaction is not None and state.compaction.summaries == len(compacted)
+    assert state.compaction.summary_input_tokens == sum(c.usage.input_tokens for c in compacted) > 0
+    # What the model saw never passed the declared window.
+    assert max(context_tokens(c) for c in answers) <= POLICY.context_window_tokens
+    # The log replays to the same state, with no model.
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+async def test_a_cleared_result_shows_a_placeholder_and_comes_back_when_asked_for() -> None:
+    policy = CompactionPolicy(context_window_tokens=600, strategy="clear-tool-results", keep_recent_percent=30)
+    seen: list[LlmContext] = []
+
+    def step(context: LlmContext) -> ModelReply:
+        seen.append(context)
+        done = results_in(context)
+        if context.cleared_tool_calls and len(seen) < 10:
+            return load_tool_call_results(context.cleared_tool_calls[0])
+        if done < 4:
+            return call_tools(("fetch", {"page": done + 1}))
+        return say("done")
+
+    agent, _, _ = make_agent(step, [fetch], compaction=policy)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read four pages.")
+        state = await session.turn_done()
+    cleared = next(c for c in seen if c.cleared_tool_calls)
+    first = cleared.cleared_tool_calls[0]
+    placeholder = next(e for e in cleared.entries if getattr(e, "tool_call_id", "") == first)
+    assert placeholder.content == (  # type: ignore[union-attr]
+        f"[result cleared to save context: tool call {first} (fetch); "
+        f'call load_tool_call_results with {{"tool_call_ids": ["{first}"]}} to see it again]'
+    )
+    loaded = seen[seen.index(cleared) + 1]
+    assert first not in loaded.cleared_tool_calls  # the model asked for it: it shows again
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+async def test_a_summarization_that_keeps_failing_is_retried_then_the_turn_goes_on_uncompacted() -> None:
+    calls = [0]
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            raise fail("overloaded", retryable=True)
+        calls[0] += 1
+        return call_tools(("fetch", {"page": calls[0]})) if calls[0] < 3 else say("done")
+
+    policy = CompactionPolicy(
+        context_window_tokens=900, trigger_percent=30, keep_recent_percent=10, summary_max_tokens=50
+    )
+    agent, _, _ = make_agent(step, [fetch], compaction=policy, retry_base_ms=0, llm_max_attempts=2)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read.")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    failures = [inp for inp in recorder.inputs if type(inp).__name__ == "LlmCallFailed"]
+    assert len(failures) == 2  # two attempts, then given up for the turn
+    assert state.compaction is not None and state.compaction.gave_up_turn == 1 and state.compaction.summaries == 0
+
+
+async def test_a_context_that_cannot_fit_fails_the_turn_with_the_numbers() -> None:
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say("summary")
+        return call_tools(("fetch", {"page": 1}))
+
+    policy = CompactionPolicy(
+        context_window_tokens=200, trigger_percent=50, keep_recent_percent=10, summary_max_tokens=20
+    )
+    agent, _, _ = make_agent(step, [fetch], compaction=policy)
+    async with agent.running() as session:
+        session.send("Read.")
+        state = await session.turn_done()
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "context-too-long")
+    assert outcome.detail.startswith("the context holds about ")
+    assert "more than the declared window of 200 (nothing older is left to summarize)" in outcome.detail
+
+
+async def test_a_provider_context_length_error_compacts_once_then_fails() -> None:
+    refusals = [0]
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say("the user asked to read; one page was read")
+        if results_in(context) < 1 and not context.summarized_messages:
+            return call_tools(("fetch", {"page": 1}))
+        refusals[0] += 1
+        raise ModelError("prompt is too long: 250000 tokens > 200000 maximum", retryable=False, context_too_long=True)
+
+    policy = CompactionPolicy(context_window_tokens=100_000)
+    agent, _, _ = make_agent(step, [fetch], compaction=policy)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read.")
+        state = await session.turn_done()
+    assert refusals[0] == 2, state.last_outcome  # refused, compacted, refused again: the turn fails
+    assert [type(i).__name__ for i in recorder.inputs].count("ContextCompacted") == 1
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "context-too-long")
+    assert "the provider refused the context as too long" in outcome.detail
+    assert "prompt is too long" in outcome.detail
