@@ -51,7 +51,7 @@ Compacted = AgentState | TooLong
 def compact_if_due(state: AgentState) -> Compacted:
     """``state`` with compaction applied or asked for when the policy's trigger is reached (see the module)."""
     policy, compaction, turn = state.config.compaction, state.compaction, state.turn
-    if policy is None or compaction is None or turn is None or compaction.request is not None or turn.final_answer:
+    if policy is None or compaction is None or turn is None or compaction.request is not None:
         return state
     context = llm_context(state)
     tokens = context_tokens(context)

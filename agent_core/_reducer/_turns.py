@@ -150,8 +150,10 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
         context_rev=turn.context_rev + 1,
         streaming_message_id="",
     )
-    return replace(
-        state, tool_calls=calls, turn=final, messages=close_streaming(state.messages, state.message_index, turn)
+    return compacted(
+        replace(
+            state, tool_calls=calls, turn=final, messages=close_streaming(state.messages, state.message_index, turn)
+        )
     )
 
 
@@ -174,9 +176,18 @@ def settle(state: AgentState) -> AgentState:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
     if config.max_tokens is not None and turn.tokens >= config.max_tokens:
         return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    if config.compaction is None:
+    return compacted(state)
+
+
+def compacted(state: AgentState) -> AgentState:
+    """``state`` with its context compacted (or the turn failed ``context-too-long``) if the session's policy
+    says so now that a model call is about to be derived (see ``_compaction``)."""
+    turn = state.turn
+    if state.config.compaction is None or turn is None:
         return state
-    compacted = compact_if_due(state)
-    if isinstance(compacted, TooLong):
-        return end_turn(state, "failed", CONTEXT_TOO_LONG, compacted.detail)
-    return compacted
+    if turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None:
+        return state
+    decided = compact_if_due(state)
+    if isinstance(decided, TooLong):
+        return end_turn(state, "failed", CONTEXT_TOO_LONG, decided.detail)
+    return decided
