@@ -169,8 +169,10 @@ def settle(state: AgentState) -> AgentState:
     """Check the model-call budgets at the moment a next model call would be derived, then compact the
     context if the session's policy says so (see ``_compaction``)."""
     turn = state.turn
-    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None or turn.final_answer:
+    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None:
         return state
+    if turn.final_answer:  # no budget left to check: the final answer is derived, once its context fits
+        return compacted(state)
     config = state.config
     if config.max_model_calls is not None and turn.model_calls >= config.max_model_calls:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
