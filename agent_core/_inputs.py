@@ -292,6 +292,8 @@ class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task
 
     tool_call_id: str
     task_id: str
+
+
 class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted"):
     """A summarization call finished: ``summary`` replaces, in the context, ``messages[:messages]`` and the tool
     calls ``tool_call_ids`` (the range the state asked for), and what an earlier summary covered.
