@@ -8,6 +8,10 @@ from .._context import LlmContext
 
 _encoder = msgspec.json.Encoder()
 
+_SENT = ("system_prompt", "entries", "tools", "tools_enabled", "older_messages", "past_tool_calls")
+# What a request sends: the context without the fields that only describe it (compaction's counts, the task).
+_Sent = msgspec.defstruct("LlmContext", [(name, object) for name in _SENT], kw_only=True)
+
 CHARS_PER_TOKEN = 4
 """The estimate's ratio: about four characters of the request's JSON per token."""
 
@@ -19,7 +23,8 @@ def context_tokens(context: LlmContext) -> int:
     trigger also reads the tokens the last call reported, so the estimate
     matters most for what was added since. Deterministic, so it replays.
     """
-    return -(-len(_encoder.encode(context)) // CHARS_PER_TOKEN)
+    sent = _Sent(**{name: getattr(context, name) for name in _SENT})
+    return -(-len(_encoder.encode(sent)) // CHARS_PER_TOKEN)
 
 
 def text_tokens(text: str) -> int:
