@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import timedelta
+from functools import partial
 
 from msgspec import json as msgjson
 from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
@@ -13,7 +14,7 @@ from temporalio.exceptions import ApplicationError
 from agent_core import AgentConfig, AgentInput, AgentState, InvalidInput, Phase, Rejection, encode_input, phase
 
 from .._agent import Redactor
-from .._store import PostgresStore, load_state
+from .._store import DEFAULT_RECONNECT_FOR, Position, PostgresStore, fold, load_position
 from ._wire import REJECTED, TASK_QUEUE, WORKFLOW, SessionArgs, Submitted
 
 
@@ -91,16 +92,34 @@ async def submit(
     return done.seq
 
 
-async def turn_done(store: PostgresStore, session_id: str, after: int = 0) -> AgentState:
-    """Wait until the session's log, past record ``after``, shows no open turn or a turn awaiting approval.
+async def turn_done(
+    store: PostgresStore, session_id: str, after: int = 0, *, reconnect_for: float = DEFAULT_RECONNECT_FOR
+) -> AgentState:
+    """Wait until the session's state, from record ``after`` on, is settled: no open turn (it ended, or was
+    cancelled) or a turn awaiting approval; returns that state.
 
+    Returns at once when the state after record ``after`` is settled already
+    (``after`` a cancellation, or a message to a session awaiting approval).
     Reads the log in ``store`` (waking on its notifications, not polling), so
     it works whichever worker runs the session and across continue-as-new.
+    Every read runs on a worker thread, and only the records new since the
+    last wake are read and folded. A store restart is waited out (as
+    :meth:`~effects.PostgresStore.wait_for_inputs` does); a store unreachable
+    for ``reconnect_for`` seconds raises :class:`~effects.StoreUnavailable`.
     """
-    seen = after
-    async with store.listen() as listener:  # one listening connection for all the waits
-        while True:
-            seen = await listener.wait_for_inputs(session_id, seen)
-            state = load_state(store, session_id, seen)
-            if state.turn is None or phase(state) is Phase.AWAITING_APPROVAL:
-                return state
+    async with store.listen(reconnect_for=reconnect_for) as listener:  # one listening connection for all the waits
+        length = await listener.wait_for_inputs(session_id, max(after - 1, 0))  # record `after` is there
+        position = await listener.read(session_id, lambda: load_position(store, session_id, length)[0])
+        while not _settled(position.state):
+            length = await listener.wait_for_inputs(session_id, position.seq)
+            position = await listener.read(session_id, partial(_fold, store, session_id, position, length))
+        return position.state
+
+
+def _settled(state: AgentState) -> bool:
+    return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
+
+
+def _fold(store: PostgresStore, session_id: str, at: Position, length: int) -> Position:
+    """``at`` moved on to record ``length``: the new records read and folded (their hash chain checked)."""
+    return fold(session_id, store.read(session_id, at.seq + 1, length), at, length)
