@@ -64,7 +64,21 @@ async def test_a_store_restart_ends_no_wait_and_interrupts_no_call_that_never_ra
     ids = [f"outage-{i}" for i in range(SESSIONS)]
     model = ScriptedModel(answer, keep_calls=False)
     finals: dict[str, object] = {}
-    async with session_worker(client, store, model, tools=_tools(failover), config=failover.config, task_queue=queue):
+    # Two workers, each with a client and a store of its own: an activity often runs where the state is not
+    # cached, as on two machines.
+    other = PostgresStore(postgres_dsn)
+    config = failover.config
+    async with (
+        session_worker(client, store, model, tools=_tools(failover), config=config, task_queue=queue),
+        session_worker(
+            await Client.connect(temporal_server.address),
+            other,
+            model,
+            tools=_tools(failover),
+            config=config,
+            task_queue=queue,
+        ),
+    ):
 
         async def session(n: int, session_id: str) -> None:
             await start_session(client, session_id, task_queue=queue)
@@ -89,6 +103,7 @@ async def test_a_store_restart_ends_no_wait_and_interrupts_no_call_that_never_ra
             assert ran[f"{10 * n}-{k}"] == 1, (session_id, k)
         assert replay_session(store, session_id, verify=True).state == final
     store.close()
+    other.close()
 
 
 async def test_turn_done_gives_up_on_a_store_gone_for_longer_than_reconnect_for(
