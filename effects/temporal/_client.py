@@ -7,7 +7,7 @@ from datetime import timedelta
 from functools import partial
 
 from msgspec import json as msgjson
-from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 
@@ -40,12 +40,7 @@ async def start_session(
     long, then raises ``WorkflowUpdateRPCTimeoutOrCancelledError``); the call
     ends through the SDK, nothing is left running.
     """
-    args = SessionArgs(
-        session_id,
-        config=msgjson.encode(config).decode() if config is not None else "",
-        continue_every=continue_every,
-        heartbeat_ms=heartbeat_ms,
-    )
+    args = _session_args(session_id, config, continue_every, heartbeat_ms)
     handle: WorkflowHandle[object, None] = await client.start_workflow(
         WORKFLOW,
         args,
@@ -58,6 +53,15 @@ async def start_session(
     return handle
 
 
+def _session_args(session_id: str, config: AgentConfig | None, continue_every: int, heartbeat_ms: int) -> SessionArgs:
+    return SessionArgs(
+        session_id,
+        config=msgjson.encode(config).decode() if config is not None else "",
+        continue_every=continue_every,
+        heartbeat_ms=heartbeat_ms,
+    )
+
+
 async def submit(
     client: Client,
     session_id: str,
@@ -65,8 +69,20 @@ async def submit(
     *,
     secrets: Iterable[str] = (),
     rpc_timeout: timedelta | None = None,
+    start: bool = False,
+    config: AgentConfig | None = None,
+    task_queue: str = TASK_QUEUE,
+    continue_every: int = 200,
+    heartbeat_ms: int = 10_000,
 ) -> int:
     """Send ``inp`` (a user message, an approval, a denial, a cancellation) to the session; returns its seq.
+
+    ``start=True`` also starts the session's workflow (as :func:`start_session`
+    with ``config``, ``task_queue``, ``continue_every`` and ``heartbeat_ms``)
+    when it is not running, in the same call to the server (update-with-start):
+    one round trip where ``start_session`` then ``submit`` take three. An input
+    that reaches a run before it loaded the session is checked when it is folded,
+    and refused the same way.
 
     ``secrets`` in its text are replaced by ``[redacted]`` here, before the
     input enters the workflow's history or the log (as ``Agent(secrets=...)``
@@ -78,12 +94,23 @@ async def submit(
     ``rpc_timeout`` bounds the wait for the workers (then
     ``WorkflowUpdateRPCTimeoutOrCancelledError``, the input possibly still applied later).
     """
-    handle = client.get_workflow_handle(session_id)
-    inp = Redactor(secrets).input(inp)
+    data = encode_input(Redactor(secrets).input(inp), format="json").decode()
     try:
-        done: Submitted = await handle.execute_update(
-            "submit", encode_input(inp, format="json").decode(), result_type=Submitted, rpc_timeout=rpc_timeout
-        )
+        done: Submitted
+        if start:
+            operation: WithStartWorkflowOperation[object, None] = WithStartWorkflowOperation(
+                WORKFLOW,
+                _session_args(session_id, config, continue_every, heartbeat_ms),
+                id=session_id,
+                task_queue=task_queue,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            )
+            done = await client.execute_update_with_start_workflow(
+                "submit", data, start_workflow_operation=operation, result_type=Submitted, rpc_timeout=rpc_timeout
+            )
+        else:
+            handle = client.get_workflow_handle(session_id)
+            done = await handle.execute_update("submit", data, result_type=Submitted, rpc_timeout=rpc_timeout)
     except WorkflowUpdateFailedError as failed:
         cause = failed.cause
         if isinstance(cause, ApplicationError) and cause.type == REJECTED and cause.details:
