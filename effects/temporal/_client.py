@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from datetime import timedelta
 from functools import partial
@@ -10,12 +11,17 @@ from msgspec import json as msgjson
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from agent_core import AgentConfig, AgentInput, AgentState, InvalidInput, Phase, Rejection, encode_input, phase
 
 from .._agent import Redactor
 from .._store import DEFAULT_RECONNECT_FOR, Position, PostgresStore, fold, load_position
 from ._wire import REJECTED, TASK_QUEUE, WORKFLOW, SessionArgs, Submitted
+
+ABORTED_ATTEMPTS = 5
+"""How often :func:`submit` sends an Update the server aborted (it lost the workflow's Update registry: a
+workflow task that timed out on a loaded worker, the workflow evicted from its cache) before it gives up."""
 
 
 async def start_session(
@@ -95,6 +101,40 @@ async def submit(
     ``WorkflowUpdateRPCTimeoutOrCancelledError``, the input possibly still applied later).
     """
     data = encode_input(Redactor(secrets).input(inp), format="json").decode()
+    update_id = str(uuid.uuid4())  # the same on every attempt: the server applies an Update once per id
+    for attempt in range(ABORTED_ATTEMPTS):
+        try:
+            return await _submit_once(
+                client,
+                session_id,
+                data,
+                update_id,
+                start,
+                config,
+                task_queue,
+                continue_every,
+                heartbeat_ms,
+                rpc_timeout,
+            )
+        except RPCError as error:
+            aborted = error.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.ABORTED) and "aborted" in error.message
+            if not aborted or attempt == ABORTED_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def _submit_once(
+    client: Client,
+    session_id: str,
+    data: str,
+    update_id: str,
+    start: bool,
+    config: AgentConfig | None,
+    task_queue: str,
+    continue_every: int,
+    heartbeat_ms: int,
+    rpc_timeout: timedelta | None,
+) -> int:
     try:
         done: Submitted
         if start:
@@ -106,11 +146,18 @@ async def submit(
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
             done = await client.execute_update_with_start_workflow(
-                "submit", data, start_workflow_operation=operation, result_type=Submitted, rpc_timeout=rpc_timeout
+                "submit",
+                data,
+                start_workflow_operation=operation,
+                id=update_id,
+                result_type=Submitted,
+                rpc_timeout=rpc_timeout,
             )
         else:
             handle = client.get_workflow_handle(session_id)
-            done = await handle.execute_update("submit", data, result_type=Submitted, rpc_timeout=rpc_timeout)
+            done = await handle.execute_update(
+                "submit", data, id=update_id, result_type=Submitted, rpc_timeout=rpc_timeout
+            )
     except WorkflowUpdateFailedError as failed:
         cause = failed.cause
         if isinstance(cause, ApplicationError) and cause.type == REJECTED and cause.details:
