@@ -145,14 +145,17 @@ async def _submit_once(
                 task_queue=task_queue,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             )
-            done = await client.execute_update_with_start_workflow(
-                "submit",
-                data,
-                start_workflow_operation=operation,
-                id=update_id,
-                result_type=Submitted,
-                rpc_timeout=rpc_timeout,
-            )
+            try:
+                done = await client.execute_update_with_start_workflow(
+                    "submit",
+                    data,
+                    start_workflow_operation=operation,
+                    id=update_id,
+                    result_type=Submitted,
+                    rpc_timeout=rpc_timeout,
+                )
+            finally:
+                _settle(operation)
         else:
             handle = client.get_workflow_handle(session_id)
             done = await handle.execute_update(
@@ -188,6 +191,14 @@ async def turn_done(
             length = await listener.wait_for_inputs(session_id, position.seq)
             position = await listener.read(session_id, partial(_fold, store, session_id, position, length))
         return position.state
+
+
+def _settle(operation: WithStartWorkflowOperation[object, None]) -> None:
+    """Take the start's outcome from the operation, so a start that failed is reported once, by the Update's error
+    (not again, as a future nobody read, when the interpreter collects it)."""
+    started = operation._workflow_handle  # the SDK offers no other way to look without awaiting
+    if started.done() and not started.cancelled():
+        started.exception()
 
 
 def _settled(state: AgentState) -> bool:
