@@ -39,6 +39,7 @@ MAX_DEPTH = 32
 """Arrays and objects nested deeper than this are replaced by a note (the viewer's own values never are)."""
 
 _SMALLEST_TEXT, _SMALLEST_ITEMS = 32, 2
+_KEPT_KEYS = 16  # an object keeps at least this many keys: the viewer's own objects keep their shape
 _encode = msgspec.json.Encoder()
 
 
@@ -49,10 +50,10 @@ def size(value: Any) -> int:
 
 def clip(value: Any, budget: int) -> Any:
     """``value`` (JSON-ready: dicts, lists, strings, numbers) cut so that its JSON takes at most about ``budget``
-    bytes: long strings shortened, long lists and objects cut, each cut noted in place.
+    bytes: long strings (and keys) shortened, long lists and objects cut, each cut noted in place.
 
     Strings are cut to a quarter of the budget first, lists and objects to one item per 256 bytes of it; both
-    halve until the value fits.
+    halve until the value fits (an object keeps at least 16 keys, so the viewer's own objects keep their shape).
     A value that does not fit even cut to 32 characters and 2 items per list is replaced by a note.
     """
     value = _cut(value, budget, budget // 2 + 1, 0)  # what is longer than the budget cannot fit anyway
@@ -71,13 +72,17 @@ def clip(value: Any, budget: int) -> Any:
 
 def _cut(value: Any, text: int, items: int, depth: int) -> Any:
     if isinstance(value, str):
-        return value if len(value) <= text else f"{value[:text]}… {len(value) - text:,} more characters"
+        return _text(value, text)
     if isinstance(value, (dict, list, tuple)) and depth >= MAX_DEPTH:
         return f"… nested deeper than {MAX_DEPTH} levels"
     if isinstance(value, dict):
-        kept = {key: _cut(item, text, items, depth + 1) for key, item in list(value.items())[:items]}
-        if len(value) > items:
-            kept["…"] = f"{len(value) - items:,} more entries"
+        keys = max(items, _KEPT_KEYS)
+        kept: dict[str, Any] = {}
+        for number, (key, item) in enumerate(list(value.items())[:keys]):
+            short = _text(key, text) if isinstance(key, str) else key
+            kept[short if short not in kept else f"{short} (key {number + 1})"] = _cut(item, text, items, depth + 1)
+        if len(value) > keys:
+            kept["…"] = f"{len(value) - keys:,} more entries"
         return kept
     if isinstance(value, (list, tuple)):
         kept_items = [_cut(item, text, items, depth + 1) for item in value[:items]]
@@ -85,3 +90,7 @@ def _cut(value: Any, text: int, items: int, depth: int) -> Any:
             kept_items.append(f"… {len(value) - items:,} more items")
         return kept_items
     return value
+
+
+def _text(value: str, text: int) -> str:
+    return value if len(value) <= text else f"{value[:text]}… {len(value) - text:,} more characters"

@@ -58,8 +58,8 @@ class Cursor:
     A cursor made at record ``n > 0`` (:meth:`at`) resumes its spans from the
     state: a turn or effect running at ``n`` gets ``n`` as its first record and
     its start time from the state (exact for turns, model and tool calls; a
-    retry's backoff is taken to start at record ``n``). With ``checkpoints`` it keeps a state every
-    :data:`CHECKPOINT_EVERY` records it folds there.
+    retry's backoff is taken to start at record ``n``). With ``checkpoints`` it
+    keeps a state there every :data:`CHECKPOINT_EVERY` records it folds.
     """
 
     def __init__(self, session_id: str, position: Position, checkpoints: Checkpoints | None = None) -> None:
@@ -69,7 +69,8 @@ class Cursor:
         self.states: OrderedDict[int, AgentState] = OrderedDict({self.seq: self.state})
         self.checkpoints = checkpoints
         running = effects_at(self.state)  # when each began, for the durations of those a record ends
-        self._since = {key: span.start_ms for span in self.projection.open_spans(0) if (key := _key(span)) in running}
+        opened = self.projection.open_spans(self.state.timestamp)
+        self._since = {key: span.start_ms for span in opened if (key := _key(span)) in running}
 
     @classmethod
     def at(cls, store: EventStore, session_id: str, seq: int, checkpoints: Checkpoints | None = None) -> Cursor:

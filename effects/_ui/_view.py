@@ -95,7 +95,7 @@ class Views:
 
         def take(folded: Folded) -> bool:
             nonlocal total
-            part = clip(folded.part, RECORD_BYTES)
+            part = _clipped(folded, RECORD_BYTES)
             parts.append(part)
             total += size(part)
             return total < PAGE_BYTES
@@ -109,7 +109,7 @@ class Views:
         parts: list[tuple[dict[str, Any], int]] = []
 
         def take(folded: Folded) -> bool:
-            part = clip(folded.part, RECORD_BYTES)
+            part = _clipped(folded, RECORD_BYTES)
             parts.append((part, size(part)))
             return True
 
@@ -120,6 +120,16 @@ class Views:
                 break
             total, kept = total + bytes_, kept + 1
         return cursor, [part for part, _ in parts[len(parts) - kept :]]
+
+
+def _clipped(folded: Folded, budget: int) -> dict[str, Any]:
+    """The record's part of a page cut to ``budget``; only its timeline entry if even cut it does not fit."""
+    part = clip(folded.part, budget)
+    if isinstance(part, dict):
+        return part
+    record = folded.part["record"]
+    kept = {key: record[key] for key in ("seq", "type", "timestamp", "phase_before", "phase_after")}
+    return {"record": {**kept, "summary": part}, "conversation": [], "lanes": []}
 
 
 def summary(cursor: Cursor) -> dict[str, Any]:

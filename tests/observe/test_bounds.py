@@ -32,6 +32,7 @@ from effects import (
     create_app,
     record_view,
     render_html,
+    session_view,
     write_html,
 )
 from effects.cli import main
@@ -97,6 +98,35 @@ def huge_session(session_id: str) -> list[AgentInput]:
         ToolCallCompleted(timestamp=START + 4, tool_call_id="big", result=ToolSuccess(content="r" * 2 * MIB)),
         ToolCallCompleted(timestamp=START + 5, tool_call_id="deep", result=ToolSuccess(content=DEEP)),
     ]
+
+
+def test_long_keys_are_cut_and_the_viewers_own_objects_keep_every_key() -> None:
+    """40 calls with ids of 3,000 characters: the ids (keys of the input's calls) are cut, not the state's keys."""
+    calls = {f"{'c' * 3000}{k}": ToolCallRequest(name="lookup", parameters='"' + "x" * 3000 + '"') for k in range(40)}
+    store = MemoryStore()
+    SessionJournal(store, "s").append(
+        [
+            SessionStarted(
+                timestamp=START, session_id="s", config=AgentConfig(), tools=(ToolDefinition(name="lookup"),)
+            ),
+            UserMessageReceived(timestamp=START + 1, message_id="u1", content="q"),
+            ReActObserved(
+                timestamp=START + 2,
+                called_llm_at=START + 1,
+                observation=ContinueReAct(tool_calls=calls),
+                usage=Usage(input_tokens=1, output_tokens=1),
+            ),
+        ]
+    )
+    whole = record_view(store, "s", 3, budget=4 * MIB)
+    detail = record_view(store, "s", 3, budget=16 * KIB)
+    assert detail["cut"] and len(msgspec.json.encode(detail)) <= 16 * KIB + 64
+    assert detail.keys() == whole.keys() and detail["state"].keys() == whole["state"].keys()
+    shown = list(detail["input"]["observation"]["tool_calls"])
+    assert len(shown) > 1 and all(k.startswith("c" * 32) and " more characters" in k for k in shown[:-1])
+    assert shown[-1] == "…"
+    page = session_view(store, "s", after=2, limit=1)
+    assert page["records"][0].keys() == session_view(store, "s", after=1, limit=1)["records"][0].keys()
 
 
 @pytest.fixture(scope="module")

@@ -52,7 +52,7 @@ async def test_the_page_follows_a_session_of_20000_inputs_record_by_record(tmp_p
         asked: list[str] = []
         page.on("request", lambda request: asked.append(request.url))
         await page.goto(f"{url}#/s/{SESSION}")
-        await page.wait_for_selector(f"tr.record[data-seq='{length}']", timeout=30_000)  # the first page: one fold
+        await page.wait_for_selector(f"tr.record[data-seq='{length}']", timeout=120_000)  # the first page: one fold
         assert await rows(page) == list(range(length - 199, length + 1))
 
         for inp in turn(count):  # a live turn, one record at a time
