@@ -62,9 +62,13 @@ print(json.dumps({"seconds": time.perf_counter() - start, "bytes": size,
 
 
 def stored(path: Path, inputs: int) -> tuple[SqliteStore, int]:
-    """A store holding a session of about ``inputs`` inputs; returns it and its number of turns."""
+    """A store holding a session of about ``inputs`` inputs (the one at ``path`` if it holds it already: one
+    written by an earlier run with ``--dir``); returns it and its number of turns."""
     turns = max(1, -(-(inputs - 1) // INPUTS_PER_TURN))
     store = SqliteStore(path, synchronous="OFF")
+    if any(info.session_id == SESSION for info in store.sessions()):
+        length = store.session(SESSION).length
+        return store, (length - 1) // INPUTS_PER_TURN
     journal = SessionJournal(store, SESSION)
     batch = []
     for inp in session(turns):
@@ -157,11 +161,25 @@ def child(path: Path, out: Path, what: str) -> dict[str, Any]:
     return result
 
 
-def measure_size(directory: Path, inputs: int, records: int, browse: bool) -> dict[str, Any]:
+def measure_size(directory: Path, inputs: int, records: int, browse: bool, parts: list[str]) -> dict[str, Any]:
     path = directory / f"{inputs}.db"
     store, turns = stored(path, inputs)
     length = store.session(SESSION).length
     row: dict[str, Any] = {"inputs": length}
+    if "follow" in parts:
+        follow(store, row, records, browse, turns)
+    store.close()
+    if "html" in parts:
+        html = child(path, directory / f"{inputs}.html", "html")
+        state_only = child(path, directory / "unused", "state")
+        row.update(html_s=html["seconds"], html_bytes=html["bytes"], html_rss_mb=html["rss_mb"])
+        row["state_rss_mb"] = state_only["rss_mb"]
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def follow(store: SqliteStore, row: dict[str, Any], records: int, browse: bool, turns: int) -> None:
+    """Append ``records`` records one at a time, timing what following the session costs for each."""
     with served(store) as port:
         client = Client(port)
         row["open_s"], row["open_bytes"], page = client.get(f"/api/sessions/{SESSION}")
@@ -191,18 +209,12 @@ def measure_size(directory: Path, inputs: int, records: int, browse: bool) -> di
     start = time.perf_counter()
     timeline(store, SESSION)
     row["refold_s"] = time.perf_counter() - start
-    store.close()
     row["follow_server_ms"] = statistics.median(server) * 1000
     row["follow_server_max_ms"] = max(server) * 1000
     row["follow_bytes"] = statistics.median(sizes)
     row["floor_ms"] = statistics.median(floor) * 1000
     row["follow_browser_ms"] = statistics.median(shown) * 1000 if shown else None
     row["follow_browser_max_ms"] = max(shown) * 1000 if shown else None
-    html = child(path, directory / f"{inputs}.html", "html")
-    state_only = child(path, directory / "unused", "state")
-    row.update(html_s=html["seconds"], html_bytes=html["bytes"], html_rss_mb=html["rss_mb"])
-    row["state_rss_mb"] = state_only["rss_mb"]
-    return row
 
 
 def main() -> None:
@@ -210,12 +222,16 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 20_000, 100_000])
     parser.add_argument("--records", type=int, default=40, help="records appended one at a time at each size")
     parser.add_argument("--no-browser", action="store_true", help="do not time the page in Chromium")
+    parser.add_argument("--parts", nargs="+", choices=["follow", "html"], default=["follow", "html"])
+    parser.add_argument("--dir", type=Path, help="keep the sessions here and reuse them (runs split in parts)")
     args = parser.parse_args()
     browse = not args.no_browser and os.path.exists(CHROMIUM)
     rows = []
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as temporary:
+        directory = args.dir or Path(temporary)
+        directory.mkdir(parents=True, exist_ok=True)
         for inputs in args.sizes:
-            rows.append(measure_size(Path(directory), inputs, args.records, browse))
+            rows.append(measure_size(directory, inputs, args.records, browse, args.parts))
     ms = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
     print(f"per new record, median of {args.records} appended one at a time (max in brackets)")
     print(
@@ -231,6 +247,7 @@ def main() -> None:
                     f"{r['follow_bytes']:,.0f}",
                 )
                 for r in rows
+                if "follow_server_ms" in r
             ],
         )
     )
@@ -242,14 +259,15 @@ def main() -> None:
             [
                 (
                     f"{r['inputs']:,}",
-                    f"{r['open_s']:.2f}",
-                    f"{r['open_bytes']:,}",
+                    f"{r['open_s']:.2f}" if "open_s" in r else "-",
+                    f"{r['open_bytes']:,}" if "open_bytes" in r else "-",
                     f"{r['html_s']:.2f}",
                     f"{r['html_bytes'] // 1024:,}",
                     f"{r['html_rss_mb']:.0f}",
                     f"{r['state_rss_mb']:.0f}",
                 )
                 for r in rows
+                if "html_s" in r
             ],
         )
     )
