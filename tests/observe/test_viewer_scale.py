@@ -64,7 +64,7 @@ async def test_the_page_follows_a_session_of_20000_inputs_record_by_record(tmp_p
 
         journal.append(list(turns(count + 1, 300)))  # 2,700 records at once: caught up a page at a time
         length += 300 * INPUTS_PER_TURN
-        await page.wait_for_selector(f"tr.record[data-seq='{length}']", timeout=30_000)
+        await page.wait_for_selector(f"tr.record[data-seq='{length}']", timeout=120_000)
         assert await rows(page) == list(range(length - MAX_ROWS + 1, length + 1))  # the oldest dropped
         entries = await page.eval_on_selector_all(".entry", "es => es.map(e => +e.dataset.seq)")
         assert min(entries) >= length - MAX_ROWS + 1 and entries == sorted(entries)
@@ -80,7 +80,7 @@ async def test_the_page_follows_a_session_of_20000_inputs_record_by_record(tmp_p
         await screenshot(page, "viewer-long-session.png")
 
         await page.click("#earlier")  # 200 earlier records, the newest dropped, following paused
-        await page.wait_for_selector(f"tr.record[data-seq='{length - MAX_ROWS}']", timeout=30_000)
+        await page.wait_for_selector(f"tr.record[data-seq='{length - MAX_ROWS}']", timeout=120_000)
         assert await rows(page) == list(range(length - MAX_ROWS - 199, length - 199))
         assert await page.is_visible("#newest") and not await page.is_visible("#live")
 
