@@ -56,7 +56,6 @@ def _with_note(state: AgentState, inp: AnswerRejected, turn: Turn) -> AgentState
     return replace(state, messages=messages, message_index=index, turn=turn)
 
 
-
 def _check(state: AgentState, inp: AnswerRejected) -> None:
     problems = inp.problems
     if inp.reason == "invalid-output":

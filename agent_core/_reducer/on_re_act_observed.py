@@ -235,8 +235,13 @@ def _validate_output(state: AgentState, inp: ReActObserved) -> None:
     problem = "expected the answer validated against the session's output_schema, got none" if not inp.output else None
     problem = problem or output_value_problem(inp.output)
     if problem is not None:
-        reject(state, inp, "bad-output", "output-validated", f"{problem}; refuse an answer that does not validate "
-               "with answer-rejected instead")
+        reject(
+            state,
+            inp,
+            "bad-output",
+            "output-validated",
+            f"{problem}; refuse an answer that does not validate with answer-rejected instead",
+        )
 
 
 def _parts_fit(usage: Usage) -> bool:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pydantic
 
-from agent_core import MAX_OUTPUT_PROBLEMS, MAX_PROBLEM_CHARS, OutputProblem, output_schema_problem
+from agent_core import MAX_OUTPUT_PROBLEMS, MAX_PROBLEM_CHARS, AgentState, OutputProblem, output_schema_problem
 
 from .._extras import missing
 
@@ -68,10 +68,6 @@ class PydanticOutput:
             )
         return self._adapter.dump_json(value).decode()
 
-    def load(self, output: str) -> Any:
-        """A validated output (JSON text) as the type's value."""
-        return self._adapter.validate_json(output)
-
 
 class JsonSchemaOutput:
     """Validates with the ``jsonschema`` package against a JSON Schema (its draft from ``$schema``, else 2020-12)."""
@@ -80,7 +76,7 @@ class JsonSchemaOutput:
         text = schema if isinstance(schema, str) else json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
         self._schema = _checked(text, "the JSON Schema")
         try:
-            import jsonschema
+            import jsonschema  # type: ignore[import-untyped]  # no typed release; only its validators are used
         except ImportError as error:
             raise missing("validating answers against a JSON Schema", "json-schema", error) from None
         decoded = json.loads(text)
@@ -121,6 +117,43 @@ def output_validator(output_type: OutputType) -> PydanticOutput | JsonSchemaOutp
         f"expected output_type to be a pydantic model (or a type pydantic validates) or a JSON Schema "
         f"(a dict or its JSON text), got {type(output_type).__name__}"
     )
+
+
+T = TypeVar("T")
+
+
+class NoOutput(LookupError):
+    """The last turn has no structured output to return: it failed, was cancelled, is still open, or the
+    session asks for no output type."""
+
+
+def loaded_output(state: AgentState, output_type: type[T]) -> T:
+    """The last completed turn's validated output (``state.last_outcome.output``) as ``output_type``."""
+    outcome = state.last_outcome
+    if state.turn is not None or outcome is None:
+        what = "a turn is still open" if state.turn is not None else "no turn has ended yet"
+        raise NoOutput(f"expected a finished turn with a structured output, but {what}; await session.turn_done()")
+    if outcome.kind != "completed":
+        why = f"{outcome.reason}: {outcome.detail}" if outcome.detail else outcome.reason or outcome.kind
+        raise NoOutput(f"the last turn {outcome.kind} ({why}), so it has no output; expected a completed turn")
+    if not outcome.output:
+        raise NoOutput(
+            "the last turn completed without a structured output: the session asks for none; "
+            "expected Agent(output_type=...) or AgentConfig(output_schema=...)"
+        )
+    value: T = _adapter(output_type).validate_json(outcome.output)
+    return value
+
+
+_adapters: dict[Any, pydantic.TypeAdapter[Any]] = {}
+
+
+def _adapter(output_type: Any) -> pydantic.TypeAdapter[Any]:
+    """pydantic's adapter of ``output_type``, built once per type (building one costs far more than a validation)."""
+    adapter = _adapters.get(output_type)
+    if adapter is None:
+        adapter = _adapters[output_type] = pydantic.TypeAdapter(output_type)
+    return adapter
 
 
 def unfenced(text: str) -> str:
