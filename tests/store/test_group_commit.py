@@ -111,7 +111,7 @@ def rounds_script(context: LlmContext) -> ModelReply:
     an answer."""
     asked = getattr([e for e in context.entries if getattr(e, "role", "") == "user"][-1], "content", "")
     if isinstance(context.entries[-1], ContextToolResult) or asked.endswith("0"):
-        return say("")  # no text: the answer is one input, so the commits counted are the rounds' only
+        return say("done")  # the same answer each time, so the commits that differ are the rounds'
     return call_tools(("look", {}), text="looking" if asked.endswith("2") else "")
 
 
