@@ -127,6 +127,8 @@ async def test_a_round_costs_two_commits(tmp_path: Path) -> None:
             commits.append(store.commits - before)
     # A round adds two commits: the observation with its calls' starts, then the result; a streamed message
     # adds the commit of its start (it reaches subscribers as it streams).
-    assert commits[1] == commits[3] == commits[2] + 2
+    # The answer's text streams too (a blank answer would be an empty one, asked again): its start may share a
+    # commit with the input before it or take one of its own, so a round adds two commits, give or take that one.
+    assert commits[2] + 1 <= commits[1] <= commits[2] + 3 and commits[2] + 1 <= commits[3] <= commits[2] + 3, commits
     assert commits[4] <= commits[2] + 3, commits
     store.close()
