@@ -31,6 +31,7 @@ from ._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     AgentInput,
+    AnswerRejected,
     CompleteReAct,
     ContextWindowExpanded,
     ContinueReAct,
@@ -39,9 +40,11 @@ from ._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    OutputProblem,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
+    RejectionReason,
     SessionStarted,
     TimerFired,
     ToolCallApproved,
@@ -62,6 +65,7 @@ from ._inputs import (
 )
 from ._interrupt import interrupt_every
 from ._invariants import check_invariants
+from ._output import MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_SCHEMA_CHARS, MAX_PROBLEM_CHARS, output_schema_problem
 from ._phase import Phase, phase
 from ._reducer import (
     INPUT_KINDS,
@@ -108,6 +112,9 @@ __all__ = [
     "MAX_DURATION_MS",
     "MAX_INPUT_ROUNDS",
     "MAX_ITEM_CHARS",
+    "MAX_OUTPUT_PROBLEMS",
+    "MAX_OUTPUT_SCHEMA_CHARS",
+    "MAX_PROBLEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
     "MAX_TIMESTAMP_MS",
@@ -123,6 +130,7 @@ __all__ = [
     "AgentCoreError",
     "AgentInput",
     "AgentState",
+    "AnswerRejected",
     "CallLlm",
     "CallTool",
     "CompleteReAct",
@@ -145,6 +153,7 @@ __all__ = [
     "LlmMessageStarted",
     "Message",
     "Observation",
+    "OutputProblem",
     "PastToolCall",
     "Phase",
     "ProposedCall",
@@ -152,6 +161,7 @@ __all__ = [
     "ReActCancelled",
     "ReActObserved",
     "Rejection",
+    "RejectionReason",
     "SessionStarted",
     "Table",
     "TimerFired",
@@ -199,6 +209,7 @@ __all__ = [
     "llm_context",
     "not_registered",
     "offered_tools",
+    "output_schema_problem",
     "phase",
     "register_guard",
     "register_rule",

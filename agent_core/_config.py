@@ -31,6 +31,13 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``workflow`` (optional) fixes what the agent may do in each workflow
     state; ``rules`` names the registered rules every proposed tool call is
     judged by, in order (see :func:`register_rule`).
+
+    ``output_schema`` (a JSON Schema of an object, as a JSON *string*; empty:
+    free text) asks every turn for a structured answer: the model is asked for
+    it natively where the provider can, and an answer that does not validate is
+    shown to the model with what was wrong and retried up to
+    ``max_output_retries`` times before the turn fails with reason
+    ``invalid-output``. The validated answer is ``last_outcome.output``.
     """
 
     system_prompt: str = ""
@@ -48,6 +55,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     user_message_policy: UserMessagePolicy = "merge"
     workflow: Workflow | None = None
     rules: tuple[str, ...] = ()
+    output_schema: str = ""
+    max_output_retries: int = 2
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -14,6 +14,7 @@ from hypothesis.strategies import SearchStrategy
 from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
+    AnswerRejected,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -41,6 +42,7 @@ from ._values import (
     ids,
     input_objects,
     observations,
+    output_problems,
     texts,
     timestamps,
     tool_lists,
@@ -215,6 +217,25 @@ def tool_call_task_created(
     )
 
 
+def answer_rejected(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[AnswerRejected]:
+    """``answer-rejected``: an output that did not validate (with problems) or an empty reply."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> AnswerRejected:
+        at = draw(_at(timestamp))
+        invalid = draw(st.booleans())
+        return AnswerRejected(
+            timestamp=at,
+            called_llm_at=draw(st.integers(max(0, at - 60_000), at)),
+            reason="invalid-output" if invalid else "empty-answer",
+            message_id=draw(field(message_id, ids())),
+            problems=draw(output_problems()) if invalid else (),
+            usage=draw(usages()),
+        )
+
+    return build()
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -235,6 +256,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputRequired: tool_call_input_required,
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
+        AnswerRejected: answer_rejected,
     },
     "input strategies",
 )

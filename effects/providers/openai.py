@@ -24,6 +24,7 @@ from ._extras import http_library, require
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
 from ._limits import StreamLimits, bounded_client
 from ._openai_stream import PROVIDER_ID, read_stream
+from ._output import json_schema_format
 from ._timeline import item_object, regroup, schema_object
 
 PROVIDER = "OpenAI-compatible"
@@ -86,6 +87,11 @@ class OpenAIModel(HttpModel):
         tools = request_tools(context)
         if tools:
             request["tools"] = tools
+        if context.output_schema:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": json_schema_format(context.output_schema),
+            }
         return request
 
     async def _open(self, request: dict[str, Any]) -> Any:

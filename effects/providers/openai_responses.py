@@ -22,6 +22,7 @@ from ._client import HttpModel
 from ._errors import redact
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
 from ._limits import StreamLimits
+from ._output import json_schema_format
 from ._responses_stream import PROVIDER_ID, read_events
 from ._timeline import Asked, Said, item_object, layout, regroup, schema_object
 from .openai import connect
@@ -90,6 +91,12 @@ class OpenAIResponsesModel(HttpModel):
         tools = request_tools(context)
         if tools:
             request["tools"] = tools
+        if context.output_schema:
+            text = request.get("text")
+            request["text"] = {
+                **(text if isinstance(text, dict) else {}),
+                "format": {"type": "json_schema", **json_schema_format(context.output_schema)},
+            }
         return request
 
     def request_input(self, context: LlmContext) -> list[dict[str, Any]]:
