@@ -44,6 +44,7 @@ from ._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     AgentInput,
+    AnswerRejected,
     CompleteReAct,
     ContextCompacted,
     ContextWindowExpanded,
@@ -53,9 +54,11 @@ from ._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    OutputProblem,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
+    RejectionReason,
     SessionStarted,
     TimerFired,
     ToolCallApproved,
@@ -76,6 +79,7 @@ from ._inputs import (
 )
 from ._interrupt import interrupt_every
 from ._invariants import check_invariants
+from ._output import MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_SCHEMA_CHARS, MAX_PROBLEM_CHARS, output_schema_problem
 from ._phase import Phase, phase
 from ._reducer import (
     CONTEXT_TOO_LONG,
@@ -126,6 +130,9 @@ __all__ = [
     "MAX_DURATION_MS",
     "MAX_INPUT_ROUNDS",
     "MAX_ITEM_CHARS",
+    "MAX_OUTPUT_PROBLEMS",
+    "MAX_OUTPUT_SCHEMA_CHARS",
+    "MAX_PROBLEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
     "MAX_TIMESTAMP_MS",
@@ -142,6 +149,7 @@ __all__ = [
     "AgentCoreError",
     "AgentInput",
     "AgentState",
+    "AnswerRejected",
     "CallLlm",
     "CallTool",
     "CompactionPolicy",
@@ -168,6 +176,7 @@ __all__ = [
     "LlmMessageStarted",
     "Message",
     "Observation",
+    "OutputProblem",
     "PastToolCall",
     "Phase",
     "ProposedCall",
@@ -175,6 +184,7 @@ __all__ = [
     "ReActCancelled",
     "ReActObserved",
     "Rejection",
+    "RejectionReason",
     "SessionStarted",
     "SummaryRequest",
     "Table",
@@ -226,6 +236,7 @@ __all__ = [
     "llm_context",
     "not_registered",
     "offered_tools",
+    "output_schema_problem",
     "phase",
     "register_compaction_strategy",
     "register_guard",

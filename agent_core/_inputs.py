@@ -13,7 +13,7 @@ reference cycles, and decoding a long log spends no time in collections.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Literal, Union
 
 import msgspec
 
@@ -140,6 +140,18 @@ ToolResult = Union[ToolSuccess, ToolFailure]
 """A tool call's result: :class:`ToolSuccess` or :class:`ToolFailure` (tag ``status``)."""
 
 
+class OutputProblem(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """One thing wrong with a model's structured answer: ``where`` in it (a JSON path such as
+    ``$.cities[0].population``; ``$`` for the whole answer) and ``what`` (the validator's message)."""
+
+    where: str = "$"
+    what: str
+
+
+RejectionReason = Literal["invalid-output", "empty-answer"]
+"""Why an answer was refused: it did not validate against the output schema, or it was empty."""
+
+
 # --- the inputs ----------------------------------------------------------------
 
 
@@ -190,6 +202,7 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
     observation: Observation
     usage: Usage = Usage()
     items: tuple[ProviderItem, ...] = ()
+    output: str = ""
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
@@ -294,6 +307,25 @@ class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task
     task_id: str
 
 
+class AnswerRejected(_Input, frozen=True, kw_only=True, tag="answer-rejected"):
+    """A model call finished with an answer the turn cannot end with: it did not validate against the
+    session's ``output_schema`` (``invalid-output``, with ``problems``), or it had no text and no tool
+    call (``empty-answer``).
+
+    The call counts like any other (``usage``, the budgets). A note saying what
+    was wrong, where, joins the conversation as message ``message_id`` (role
+    ``user``), so the next model call reads it; the turn asks again, up to
+    ``max_output_retries`` times for an invalid output and once for an empty
+    answer, and then fails with ``reason`` as its reason.
+    """
+
+    called_llm_at: int
+    reason: RejectionReason
+    message_id: str
+    problems: tuple[OutputProblem, ...] = ()
+    usage: Usage = Usage()
+
+
 class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted"):
     """A summarization call finished: ``summary`` replaces, in the context, ``messages[:messages]`` and the tool
     calls ``tool_call_ids`` (the range the state asked for), and what an earlier summary covered.
@@ -328,6 +360,7 @@ AgentInput = Union[
     ToolCallInputRequired,
     ToolCallInputProvided,
     ToolCallTaskCreated,
+    AnswerRejected,
     ContextCompacted,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder, msgpack_encoder
-from ._config import ToolDefinition
+from ._config import AgentConfig, ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
 from ._table import keyed
@@ -65,10 +65,17 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
-# _config_map: the configuration is written as a map of its set fields. MessagePack gives a Struct of more
-# than 15 fields a 3-byte map header whatever the number of fields it writes, so a field added to
-# AgentConfig would otherwise change the bytes, and the hash, of every state: a map's header follows the
-# number of entries written.
+def _config_document(config: AgentConfig) -> dict[str, Any]:
+    """``config`` as a mapping of its non-default fields, in declaration order.
+
+    Encoded as a Struct, MessagePack would open the config with a header sized by
+    how many fields ``AgentConfig`` *declares*: a one-byte map header up to 15, a
+    three-byte one past them. A release adding its 16th field would then change
+    every state's hash; a mapping's header follows the entries actually written,
+    so the bytes (and the hash) stay those of the release that wrote them.
+    """
+    document: dict[str, Any] = msgspec.to_builtins(config)
+    return document
 
 
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
@@ -77,11 +84,10 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     doc_type, as_is = _document(type(state))
     calls = state.tool_calls
     values = {name: getattr(state, name) for name in as_is}
-    config = values["config"]
-    if config == _DEFAULT_CONFIG:
+    if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
     else:
-        values["config"] = msgspec.to_builtins(config)  # see _config_map
+        values["config"] = _config_document(values["config"])
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,

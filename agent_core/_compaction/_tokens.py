@@ -8,9 +8,15 @@ from .._context import LlmContext
 
 _encoder = msgspec.json.Encoder()
 
-_SENT = ("system_prompt", "entries", "tools", "tools_enabled", "older_messages", "past_tool_calls")
+_SENT = ("system_prompt", "entries", "tools", "tools_enabled", "older_messages", "past_tool_calls", "output_schema")
 # What a request sends: the context without the fields that only describe it (compaction's counts, the task).
-_Sent = msgspec.defstruct("LlmContext", [(name, object) for name in _SENT], kw_only=True)
+# An empty output schema is not sent (free text), so it is omitted, as its default.
+_Sent = msgspec.defstruct(
+    "LlmContext",
+    [(name, object) for name in _SENT[:-1]] + [("output_schema", str, "")],
+    kw_only=True,
+    omit_defaults=True,
+)
 
 CHARS_PER_TOKEN = 4
 """The estimate's ratio: about four characters of the request's JSON per token."""

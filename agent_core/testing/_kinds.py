@@ -14,6 +14,7 @@ from hypothesis.strategies import SearchStrategy
 from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
+    AnswerRejected,
     ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
@@ -42,6 +43,7 @@ from ._values import (
     ids,
     input_objects,
     observations,
+    output_problems,
     texts,
     timestamps,
     tool_lists,
@@ -216,6 +218,25 @@ def tool_call_task_created(
     )
 
 
+def answer_rejected(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[AnswerRejected]:
+    """``answer-rejected``: an output that did not validate (with problems) or an empty reply."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> AnswerRejected:
+        at = draw(_at(timestamp))
+        invalid = draw(st.booleans())
+        return AnswerRejected(
+            timestamp=at,
+            called_llm_at=draw(st.integers(max(0, at - 60_000), at)),
+            reason="invalid-output" if invalid else "empty-answer",
+            message_id=draw(field(message_id, ids())),
+            problems=draw(output_problems()) if invalid else (),
+            usage=draw(usages()),
+        )
+
+    return build()
+
+
 def context_compacted(
     *, timestamp: Ts = None, messages: int | SearchStrategy[int] | None = None
 ) -> SearchStrategy[ContextCompacted]:
@@ -251,6 +272,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputRequired: tool_call_input_required,
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
+        AnswerRejected: answer_rejected,
         ContextCompacted: context_compacted,
     },
     "input strategies",

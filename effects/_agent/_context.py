@@ -14,6 +14,7 @@ from agent_core import AgentState
 from .._clock import Clock
 from .._model import Model
 from .._tools import Toolbox
+from ._output import OutputValidator
 
 DEFAULT_MODEL_TIMEOUT_MS = 600_000
 """A model call that has not answered after 10 minutes fails, retryable (as the OpenAI SDK's own default)."""
@@ -52,4 +53,8 @@ class EffectContext(Protocol):
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A new message id of ``kind`` that ``state`` does not use yet."""
+        ...
+
+    def output_validator(self, schema: str) -> OutputValidator:
+        """The validator of the session's ``output_schema`` (the agent's output type when it gave that schema)."""
         ...

@@ -25,10 +25,12 @@ import itertools
 from collections.abc import Container, Iterator, Sequence
 
 import msgspec
+from msgspec.structs import replace
 
 from agent_core import (
     AgentInput,
     AgentState,
+    AnswerRejected,
     CallLlm,
     CompleteReAct,
     ContextWindowExpanded,
@@ -37,7 +39,9 @@ from agent_core import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    OutputProblem,
     ReActObserved,
+    RejectionReason,
     ToolCallRequest,
     llm_context,
     replace_surrogates,
@@ -113,6 +117,13 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         dispatch(_internal_input(ctx, internal[0], state))
         return
     observation = _observation(reply, state.tool_calls)
+    output = ""
+    if isinstance(observation, CompleteReAct):
+        verdict = _judged(ctx, state, reply)
+        if isinstance(verdict, AnswerRejected):
+            dispatch(replace(verdict, timestamp=ctx.stamp(), called_llm_at=called_at))
+            return
+        output = verdict
     call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
     try:
         items = logged_items(reply, call_ids, stream.message_id)
@@ -120,9 +131,38 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         dispatch(failed_input(ctx, error))
         return
     observed = ReActObserved(
-        timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage, items=items
+        timestamp=ctx.stamp(),
+        called_llm_at=called_at,
+        observation=observation,
+        usage=reply.usage,
+        items=items,
+        output=output,
     )
     dispatch(observed)
+
+
+def _judged(ctx: EffectContext, state: AgentState, reply: ModelReply) -> str | AnswerRejected:
+    """A reply without tool calls, judged: the validated output (empty without an output schema), or the
+    rejection of an empty reply or of an answer that does not validate (stamped by the caller)."""
+    schema = state.config.output_schema
+    if not reply.text.strip():
+        reason: RejectionReason = "empty-answer"
+        problems: tuple[OutputProblem, ...] = ()
+    elif not schema:
+        return ""
+    else:
+        verdict = ctx.output_validator(schema).validate(reply.text)
+        if isinstance(verdict, str):
+            return verdict
+        reason, problems = "invalid-output", verdict
+    return AnswerRejected(
+        timestamp=0,
+        called_llm_at=0,
+        reason=reason,
+        message_id=ctx.new_message_id("note", state),
+        problems=problems,
+        usage=reply.usage,
+    )
 
 
 def writable_reply(reply: ModelReply) -> ModelReply:

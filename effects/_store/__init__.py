@@ -29,9 +29,11 @@ from ._journal import SessionJournal
 from ._jsonl import export_session, import_session
 from ._jsonl import parse_log as parse_log
 from ._lease import DEFAULT_LEASE_MS, DEFAULT_RENEW_MS, LeaseTerms
+from ._load import load_position as load_position
 from ._load import load_state
 from ._memory import MemoryStore
 from ._open import open_store
+from ._postgres import DEFAULT_RECONNECT_FOR as DEFAULT_RECONNECT_FOR
 from ._postgres import InputsListener, PostgresStore
 from ._protocol import EventStore, session_exists
 from ._records import Lease, Origin, SessionInfo, Snapshot, StoredInput, chain_hash

@@ -113,10 +113,9 @@ def run(args: argparse.Namespace) -> int:
         """The answer, the record the input became, or ``None`` when --timeout ran out first."""
         client = await connect(args, deadline, quiet=True)
         try:
-            await temporal.start_session(client, args.session, task_queue=args.task_queue, rpc_timeout=deadline.rpc())
-            if not deadline.left():
-                return None
-            seq: int = await temporal.submit(client, args.session, inp, rpc_timeout=deadline.rpc())
+            seq: int = await temporal.submit(
+                client, args.session, inp, start=True, task_queue=args.task_queue, rpc_timeout=deadline.rpc()
+            )
         except (InvalidInput, CommandError):
             raise
         except Exception as error:  # the SDK's: the deadline passed, the workflow failed, the server refused

@@ -1,10 +1,11 @@
 """The activities a worker runs: open a session, append to its log, call the model, call a tool.
 
 The model and tool activities run the agent's own effect handlers
-(``call_llm``, ``call_tool``) over the state they load from the store, and
-return the inputs the handler dispatched. They heartbeat while they run, so a
-dead worker is noticed within the heartbeat timeout and a cancelled effect
-(its key gone from ``effects_at``) stops.
+(``call_llm``, ``call_tool``) and return the inputs the handler dispatched.
+The model's loads the state from the store, waiting out a store that is away
+(for ``STORE_WAIT_SECONDS``); the tool's is handed the call and reads nothing.
+They heartbeat while they run, so a dead worker is noticed within the
+heartbeat timeout and a cancelled effect (its key gone from ``effects_at``) stops.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agent_core import (
     effects_at,
     encode_input,
     encode_state,
+    initial_state,
     tag_of,
 )
 
@@ -33,12 +35,18 @@ from .._agent.call_llm import call_llm
 from .._agent.call_tool import call_tool
 from .._clock import Clock, SystemClock
 from .._model import Model
+from .._store import StoreUnavailable
 from .._tools import Tool, Toolbox
 from ._logs import SessionLogs
-from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Batch, EffectRef, Loaded, SessionArgs
+from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Batch, EffectRef, Loaded, SessionArgs, ToolCall
 
 HEARTBEAT_SECONDS = 1.0
 """How often a running activity heartbeats (the workflow's ``heartbeat_ms`` is the timeout)."""
+
+STORE_WAIT_SECONDS = 60.0
+"""How long the model's activity waits for a store that is away before it fails (the workflow then fails the call)."""
+
+_STORE_DELAYS = (0.1, 0.2, 0.5, 1.0)
 
 
 class _Collect:
@@ -106,22 +114,38 @@ class SessionActivities:
     async def call_llm(self, ref: EffectRef) -> list[str]:
         """Ask the model for the ``call-llm`` effect ``ref`` names; returns the inputs its answer makes."""
         state, eff = await self._effect(ref, CallLlm)
-        return await _heartbeating(lambda ctx, out: call_llm(ctx, eff, state, out), self._runtime(state))
+        return await _heartbeating(lambda ctx, out: call_llm(ctx, eff, state, out), self._runtime(state.timestamp))
 
     @activity.defn(name=CALL_TOOL)
-    async def call_tool(self, ref: EffectRef) -> list[str]:
-        """Run the tool call ``ref`` names (already started in the log); returns its ``tool-call-completed``."""
-        state, eff = await self._effect(ref, CallTool)
-        return await _heartbeating(lambda ctx, out: call_tool(ctx, eff, state, out), self._runtime(state))
+    async def call_tool(self, call: ToolCall) -> list[str]:
+        """Run ``call`` (already started in the log); returns its ``tool-call-completed``."""
+        eff = CallTool(tool_call_id=call.tool_call_id, name=call.name, parameters=call.parameters)
+        # The handler sees no pending call in an empty state, so it runs the tool at once: the workflow started it.
+        running = initial_state()
+        return await _heartbeating(lambda ctx, out: call_tool(ctx, eff, running, out), self._runtime(call.floor))
 
-    def _runtime(self, state: AgentState) -> AgentRuntime:
+    def _runtime(self, floor: int) -> AgentRuntime:
         # Ids continue from the state (the runtime skips used ones), so a retried call makes the same ids.
         return AgentRuntime(
-            self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: state.timestamp, secrets=self.secrets
+            self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: floor, secrets=self.secrets
         )
 
+    async def _state_at(self, ref: EffectRef) -> AgentState:
+        """The state after record ``ref.seq``, waiting (heartbeating) while the store is away, up to a bound."""
+        waited, attempt = 0.0, 0
+        while True:
+            try:
+                return await asyncio.to_thread(self.logs.state_at, ref.session_id, ref.seq)
+            except StoreUnavailable:
+                if waited >= STORE_WAIT_SECONDS:
+                    raise
+            delay = _STORE_DELAYS[min(attempt, len(_STORE_DELAYS) - 1)]
+            activity.heartbeat()
+            await asyncio.sleep(delay)
+            waited, attempt = waited + delay, attempt + 1
+
     async def _effect(self, ref: EffectRef, kind: type[Any]) -> tuple[AgentState, Any]:
-        state = await asyncio.to_thread(self.logs.state_at, ref.session_id, ref.seq)
+        state = await self._state_at(ref)
         eff = effects_at(state).get(ref.key)
         if not isinstance(eff, kind):
             raise ApplicationError(

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from .._agent import INTERRUPTED
     from .._machine import reconcile, stuck_effect
     from ._pending import Pending
-    from ._wire import CALL_LLM, CALL_TOOL, EffectRef
+    from ._wire import CALL_LLM, CALL_TOOL, EffectRef, ToolCall
 
 RUN_TIMEOUT = timedelta(hours=1)
 """The longest a model or tool activity may run; a dead worker is found sooner, by its missed heartbeats."""
@@ -115,35 +115,43 @@ class WorkflowEffects:
             await workflow.sleep(max(0.0, (eff.at - now_ms()) / 1000))
             self._push(TimerFired(timestamp=max(now_ms(), eff.at)), token)
         elif isinstance(eff, CallLlm):
-            await self._activity(CALL_LLM, EffectRef(self._session_id, self._seq(), key), token, 3, _llm_failed)
+            await self._activity(CALL_LLM, EffectRef(self._session_id, self._seq(), key), key, token, 3, _llm_failed)
         elif isinstance(eff, CallTool):
             await self._call_tool(key, eff, token)
         else:
             assert_never(eff)
 
     async def _call_tool(self, key: str, eff: CallTool, token: int) -> None:
-        state, seq = self._state(), self._seq()
+        state = self._state()
         record = state.tool_calls.get(eff.tool_call_id)
         if record is not None and record.status == "pending":
             started = self._push(ToolCallStarted(timestamp=now_ms(), tool_call_id=eff.tool_call_id), token)
             await workflow.wait_condition(lambda: started.done)
             if started.rejection is not None or not started.seq:
                 return  # refused: the call is no longer pending, so it must not run
-            seq = started.seq
         tool = state.tools.get(eff.name)
         idempotent = tool is not None and tool.idempotent
         failed = _tool_failed(eff.tool_call_id, idempotent)
-        await self._activity(CALL_TOOL, EffectRef(self._session_id, seq, key), token, 3 if idempotent else 1, failed)
+        # Handed the call itself: the activity reads nothing from the store before the tool runs, so its failure
+        # means the tool may have run (a store outage cannot fail it first).
+        call = ToolCall(self._session_id, key, eff.tool_call_id, eff.name, eff.parameters, self._state().timestamp)
+        await self._activity(CALL_TOOL, call, key, token, 3 if idempotent else 1, failed)
 
     async def _activity(
-        self, name: str, ref: EffectRef, token: int, attempts: int, failed: Callable[[ActivityError], AgentInput]
+        self,
+        name: str,
+        arg: EffectRef | ToolCall,
+        key: str,
+        token: int,
+        attempts: int,
+        failed: Callable[[ActivityError], AgentInput],
     ) -> None:
         try:
             results: list[str] = await workflow.execute_activity(
                 name,
-                ref,
+                arg,
                 result_type=list[str],
-                activity_id=ref.key,
+                activity_id=key,
                 start_to_close_timeout=RUN_TIMEOUT,
                 heartbeat_timeout=self._heartbeat,
                 retry_policy=RetryPolicy(maximum_attempts=attempts),

@@ -1,8 +1,10 @@
 """What travels through Temporal: small dataclasses of ids, sequence numbers and JSON-encoded inputs.
 
-Nothing here carries a transcript: activities receive a reference (session id,
-sequence number, effect key) and load the context from the store themselves;
-their results carry only the inputs they produced. So a workflow's history
+Nothing here carries a transcript: the model's activity receives a reference
+(session id, sequence number, effect key) and loads the context from the store
+itself; a tool's activity is handed the call (its name and arguments, already
+in the history as the model's answer), so it needs no store before the tool
+runs. Results carry only the inputs they produced. So a workflow's history
 grows with the number of inputs, not with the size of the conversation.
 """
 
@@ -68,6 +70,19 @@ class EffectRef:
     session_id: str
     seq: int
     key: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A ``call-tool`` effect handed whole to its activity; ``floor`` is the newest timestamp of the state it
+    runs in (its result is stamped no earlier)."""
+
+    session_id: str
+    key: str
+    tool_call_id: str
+    name: str
+    parameters: str
+    floor: int = 0
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,16 @@ FROM_OUTSIDE = (UserMessageReceived, ToolCallApproved, ToolCallDenied, ReActCanc
 
 
 async def _log_call(name: str, arg: object, result_type: type[_T]) -> _T:
-    """Run a store activity: quick, retried (a store briefly down), and failing the workflow when it fails for good."""
-    result: _T = await workflow.execute_activity(
+    """Run a store activity: quick, retried (a store briefly down), and failing the workflow when it fails for good.
+
+    A local activity, run by the worker that runs the workflow task: no task
+    queue round trip through the server, and the journal it keeps is that
+    worker's. Local activities may run again (a worker that died before the
+    workflow task recorded the result): ``open`` only reads or creates a
+    session once, and ``append`` finds a batch it already committed (see
+    ``SessionLogs``), so running twice is safe.
+    """
+    result: _T = await workflow.execute_local_activity(
         name,
         arg,
         result_type=result_type,

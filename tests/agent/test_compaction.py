@@ -12,9 +12,11 @@ from agent_core import (
     ContextToolResult,
     LlmContext,
     ToolSuccess,
+    Usage,
     context_tokens,
     replay,
     state_hash,
+    tag_of,
 )
 from effects import ModelError, ModelReply, tool
 from effects.testing import ScriptedModel, call_tools, fail, load_tool_call_results, say
@@ -175,3 +177,28 @@ async def test_a_provider_context_length_error_compacts_once_then_fails() -> Non
     assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "context-too-long")
     assert "the provider refused the context as too long" in outcome.detail
     assert "prompt is too long" in outcome.detail
+
+
+async def test_a_rejected_answer_counts_as_a_model_call_for_the_trigger() -> None:
+    # An empty reply is rejected (answer-rejected); the tokens it reported are over the trigger, so the retry
+    # is preceded by a summarization, and the note asking again stays in the context.
+    tasks: list[str] = []
+
+    def step(context: LlmContext) -> ModelReply:
+        tasks.append(context.task)
+        if context.task == "summarize":
+            return say("The user asked for a short answer.")
+        if len(tasks) == 1:
+            return say("", usage=Usage(input_tokens=POLICY.context_window_tokens, output_tokens=0))
+        return say("Here it is.")
+
+    agent, _, _ = make_agent(step, [fetch], compaction=POLICY)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Answer briefly. " + "Some background you may need. " * 22)
+        state = await session.turn_done()
+    kinds = [tag_of(inp) for inp in recorder.inputs]
+    assert kinds.index("answer-rejected") < kinds.index("context-compacted") < kinds.index("re-act-observed")
+    assert tasks == ["answer", "summarize", "answer"]
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)

@@ -18,7 +18,7 @@ from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContex
 from effects import Agent, ModelReply, ModelToolCall, tool
 from effects.testing import ScriptedModel, say
 
-ROUNDS = 3
+ROUNDS = int(os.environ.get("AGENT_CORE_ROUNDS", "3"))  # benchmarks/workers.py sets 1: two model calls, two tools
 # Long enough that a killed worker is caught in the middle of some calls; benchmarks/workers.py sets 0.
 TOOL_SECONDS = float(os.environ.get("AGENT_CORE_TOOL_SECONDS", "0.1"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -12,6 +12,7 @@ from .._errors import StoreUnavailable
 from ._schema import CHANNEL, driver, open_connection, shown
 
 logger = logging.getLogger("effects.store")
+_T = TypeVar("_T")
 
 RECONNECT_DELAYS = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)
 """Seconds between attempts to reach a restarted server; the last one repeats until the waiter gives up."""
@@ -78,6 +79,21 @@ class InputsListener:
         finally:
             self._waiting = False
 
+    async def read(self, session_id: str, body: Callable[[], _T]) -> _T:
+        """``body()`` (a read of session ``session_id`` in the store) on a worker thread, never on the event loop.
+
+        While the server is away the read is tried again as a wait reconnects,
+        backing off, and raises :class:`StoreUnavailable` after
+        ``reconnect_for`` seconds, or at once when the server refuses (a wrong
+        password, a database dropped). ``body`` must be safe to run again: a read.
+        """
+        retry = _Retry(self._dsn, session_id, self._reconnect_for, doing="reading")
+        while True:
+            try:
+                return await anyio.to_thread.run_sync(body)
+            except StoreUnavailable as error:
+                await retry.after(error)
+
     def close(self) -> None:
         """Close the listening connection (the next wait opens a new one)."""
         connection, self._connection = self._connection, None
@@ -124,8 +140,9 @@ class InputsListener:
 class _Retry:
     """Counts the time a waiter has been cut off from the server, backs off, and gives up with a clear error."""
 
-    def __init__(self, dsn: str, session_id: str, limit: float) -> None:
+    def __init__(self, dsn: str, session_id: str, limit: float, *, doing: str = "waiting for new inputs of") -> None:
         self._dsn, self._session_id, self._limit = dsn, session_id, limit
+        self._doing = doing
         self._since: float | None = None
         self._attempt = 0
 
@@ -142,7 +159,7 @@ class _Retry:
         self._since = now if self._since is None else self._since
         if now - self._since >= self._limit:
             raise StoreUnavailable(
-                f"{shown(self._dsn)}: stopped waiting for new inputs of session {self._session_id!r}: the server "
+                f"{shown(self._dsn)}: stopped {self._doing} session {self._session_id!r}: the server "
                 f"could not be reached for {self._limit:g} s ({reason}); start the server, then wait again"
             ) from None
         await anyio.sleep(RECONNECT_DELAYS[min(self._attempt, len(RECONNECT_DELAYS) - 1)])
@@ -151,7 +168,7 @@ class _Retry:
     def refused(self, error: Exception) -> StoreUnavailable:
         reason = " ".join(str(error).split())
         return StoreUnavailable(
-            f"{shown(self._dsn)}: stopped waiting for new inputs of session {self._session_id!r}: the server "
+            f"{shown(self._dsn)}: stopped {self._doing} session {self._session_id!r}: the server "
             f"refuses ({reason}); trying again will not help: check the DSN's user, password and database, "
             "and that it names the primary server (a replica cannot LISTEN)"
         )
