@@ -17,6 +17,7 @@ from agent_core import (
     ToolCallCompleted,
     ToolSuccess,
     llm_context,
+    summary_context,
     tag_of,
     tool_call_id_of,
 )
@@ -80,8 +81,10 @@ def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start
     if key.startswith("call-llm:"):
         attributes = common(state.session_id, conventions, "chat")
         attributes["agent_core.llm.attempt"] = int(key.rsplit(":", 1)[1])
-        context = llm_context(state)
+        summarizing = key.startswith("call-llm:summary:")
+        context = summary_context(state) if summarizing else llm_context(state)
         attributes["agent_core.context.entries"] = len(context.entries)
+        attributes.update(compaction_attributes(state, context, summarizing))
         if conventions.model:
             attributes["gen_ai.request.model"] = conventions.model
         if conventions.capture_content:
@@ -98,6 +101,27 @@ def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start
         "internal",
         {"agent_core.wait.reason": reason, "agent_core.wait.until": int(key.rsplit(":", 1)[1])},
     )
+
+
+def compaction_attributes(state: AgentState, context: LlmContext, summarizing: bool) -> Attributes:
+    """What compaction decided for a model call (nothing without a compaction policy): for a summarization,
+    the range it covers; for an answer, the messages a summary stands for and the cleared tool results."""
+    compaction = state.compaction
+    if compaction is None:
+        return {}
+    request = compaction.request
+    if summarizing and request is not None:
+        return {
+            "agent_core.compaction.task": "summarize",
+            "agent_core.compaction.covers.messages_from": compaction.summarized_messages,
+            "agent_core.compaction.covers.messages_to": request.messages,
+            "agent_core.compaction.covers.tool_call_ids": list(request.tool_call_ids),
+        }
+    attributes: Attributes = {
+        "agent_core.compaction.summarized_messages": context.summarized_messages,
+        "agent_core.compaction.cleared_tool_call_ids": list(context.cleared_tool_calls),
+    }
+    return attributes
 
 
 def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, conventions: Conventions) -> End:

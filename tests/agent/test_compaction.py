@@ -7,6 +7,7 @@ import pytest
 
 from agent_core import (
     SUMMARY_HEADER,
+    AgentConfig,
     CompactionPolicy,
     ContextCompacted,
     ContextToolResult,
@@ -18,7 +19,7 @@ from agent_core import (
     state_hash,
     tag_of,
 )
-from effects import ModelError, ModelReply, tool
+from effects import MemoryStore, ModelError, ModelReply, open_session, session_spans, tool
 from effects.testing import ScriptedModel, call_tools, fail, load_tool_call_results, say
 
 from ._helpers import Recorder, make_agent
@@ -177,6 +178,41 @@ async def test_a_provider_context_length_error_compacts_once_then_fails() -> Non
     assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "context-too-long")
     assert "the provider refused the context as too long" in outcome.detail
     assert "prompt is too long" in outcome.detail
+
+
+async def test_chat_spans_say_what_a_summarization_covers_and_what_the_answer_sends_in_its_place() -> None:
+    store = MemoryStore()
+    config = AgentConfig(max_turn_ms=None, compaction=POLICY)
+    async with open_session(store, "s", ScriptedModel(researcher(8)), tools=[fetch], config=config) as session:
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    assert state.compaction is not None and state.compaction.summaries >= 2
+    chats = [span for span in session_spans(store, "s") if span.name == "chat"]
+    summaries = [s.attributes for s in chats if s.attributes.get("agent_core.compaction.task") == "summarize"]
+    answers = [s.attributes for s in chats if "agent_core.compaction.task" not in s.attributes]
+    assert len(summaries) == state.compaction.summaries
+    first, last = summaries[0], summaries[-1]
+    assert first["agent_core.compaction.covers.messages_from"] == 0
+    assert last["agent_core.compaction.covers.messages_to"] == state.compaction.summarized_messages
+    assert last["agent_core.context.entries"] == 1  # the summarization's request: one user message
+    covered = {call_id for s in summaries for call_id in s["agent_core.compaction.covers.tool_call_ids"]}
+    assert covered and covered <= set(state.tool_calls)
+    assert answers[0]["agent_core.compaction.summarized_messages"] == 0
+    assert answers[-1]["agent_core.compaction.summarized_messages"] == state.compaction.summarized_messages
+    assert all(a["agent_core.compaction.cleared_tool_call_ids"] == [] for a in answers)
+
+
+async def test_chat_spans_list_the_cleared_tool_results() -> None:
+    policy = CompactionPolicy(context_window_tokens=600, strategy="clear-tool-results", keep_recent_percent=30)
+    store = MemoryStore()
+    config = AgentConfig(max_turn_ms=None, compaction=policy)
+    async with open_session(store, "s", ScriptedModel(researcher(4)), tools=[fetch], config=config) as session:
+        session.send("Read four pages.")
+        state = await session.turn_done()
+    assert state.compaction is not None and state.compaction.cleared
+    chats = [span.attributes for span in session_spans(store, "s") if span.name == "chat"]
+    cleared = [tuple(a["agent_core.compaction.cleared_tool_call_ids"]) for a in chats]
+    assert cleared[0] == () and cleared[-1] == state.compaction.cleared
 
 
 async def test_a_rejected_answer_counts_as_a_model_call_for_the_trigger() -> None:
