@@ -146,3 +146,25 @@ def test_a_registered_strategy_chooses_the_results_to_clear() -> None:
     state = ac.replay(log)
     assert ac.llm_context(state).cleared_tool_calls == ("t1",)
     assert "clear-searches" in ac.known_compaction_strategies()
+
+
+def test_no_answer_is_rejected_while_a_summarization_is_under_way() -> None:
+    policy = ac.CompactionPolicy(
+        context_window_tokens=400, trigger_percent=50, keep_recent_percent=10, summary_max_tokens=100
+    )
+    log: list[ac.AgentInput] = [
+        ac.SessionStarted(timestamp=1, session_id="s", config=ac.AgentConfig(compaction=policy)),
+        ac.UserMessageReceived(timestamp=2, message_id="u1", content="background " * 80),
+        ac.AnswerRejected(
+            timestamp=3,
+            called_llm_at=2,
+            reason="empty-answer",
+            message_id="n1",
+            usage=ac.Usage(input_tokens=400),
+        ),
+    ]
+    state = ac.replay(log)
+    assert state.compaction is not None and state.compaction.request is not None  # the rejection's tokens fired it
+    again = ac.AnswerRejected(timestamp=4, called_llm_at=3, reason="empty-answer", message_id="n2")
+    rejection = ac.check(state, again)
+    assert rejection is not None and rejection.code == "summarizing"
