@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder, msgpack_encoder
-from ._config import ToolDefinition
+from ._config import AgentConfig, ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
 from ._table import keyed
@@ -65,6 +65,22 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
+_CONFIG_DEFAULTS = tuple((field.name, field.default) for field in msgspec.structs.fields(AgentConfig))
+
+
+def _config_fields(config: AgentConfig) -> dict[str, Any]:
+    """The configuration's fields that differ from their defaults, in declared order, as a mapping.
+
+    Written as a Struct, it would not do: MessagePack gives a map of up to 15
+    entries a one-byte header, and msgspec picks the header from the number of
+    fields the Struct *declares*, before leaving out the defaults. A sixteenth
+    field added with its default would change the header, so the hash, of every
+    state whose configuration is not the default one. A mapping's header counts
+    what it holds.
+    """
+    return {name: value for name, default in _CONFIG_DEFAULTS if (value := getattr(config, name)) != default}
+
+
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     """The state's canonical document: deterministic (the same state gives the same bytes), default
     values omitted, ``messages`` and ``tool_calls`` (in request order) as arrays."""
@@ -73,6 +89,8 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     values = {name: getattr(state, name) for name in as_is}
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
+    else:
+        values["config"] = _config_fields(values["config"])
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,
