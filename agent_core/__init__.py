@@ -6,8 +6,9 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
+from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
-from ._config import DEFAULT_MAX_TURN_MS, AgentConfig, ToolDefinition
+from ._config import DEFAULT_MAX_TURN_MS, DEFAULT_STUCK_WINDOW, MAX_STUCK_WINDOW, AgentConfig, ToolDefinition
 from ._context import (
     ContextEntry,
     ContextMessage,
@@ -90,6 +91,7 @@ from ._workflow import (
 __all__ = [
     "ALLOW",
     "DEFAULT_MAX_TURN_MS",
+    "DEFAULT_STUCK_WINDOW",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "MAX_COUNT",
@@ -97,6 +99,7 @@ __all__ = [
     "MAX_ITEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
+    "MAX_STUCK_WINDOW",
     "MAX_TIMESTAMP_MS",
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
@@ -165,6 +168,7 @@ __all__ = [
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",
+    "canonical_arguments",
     "check",
     "check_invariants",
     "decode_input",

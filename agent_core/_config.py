@@ -13,6 +13,13 @@ BudgetPolicy = Literal["fail", "final-answer"]
 DEFAULT_MAX_TURN_MS = 1_800_000
 """A turn that has run for 30 minutes (not counting time it only waited for a person's approval) ends with
 outcome ``failed``, reason ``timeout``; ``AgentConfig(max_turn_ms=None)`` turns the deadline off."""
+DEFAULT_STUCK_WINDOW = 6
+"""Stuck detection looks for a cycle of calls (``A, B, A, B``) among a turn's last 6 tool calls;
+``AgentConfig(stuck_window=0)`` turns the cycle rule off."""
+
+MAX_STUCK_WINDOW = 100
+"""The largest ``stuck_window`` a session accepts (the cycle rule's cost per call grows with its square)."""
+
 UserMessagePolicy = Literal["merge", "queue", "interrupt"]
 
 EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
@@ -31,6 +38,12 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``workflow`` (optional) fixes what the agent may do in each workflow
     state; ``rules`` names the registered rules every proposed tool call is
     judged by, in order (see :func:`register_rule`).
+
+    Stuck detection compares calls on their tool and canonical arguments
+    (:func:`canonical_arguments`): the turn fails with ``stuck`` when the same
+    call is asked ``max_identical_tool_calls`` times, or when the last calls
+    repeat a cycle of two or more calls twice in a row within the turn's last
+    ``stuck_window`` calls (0: no cycle rule; else at least 4, the shortest cycle twice).
     """
 
     system_prompt: str = ""
@@ -48,6 +61,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     user_message_policy: UserMessagePolicy = "merge"
     workflow: Workflow | None = None
     rules: tuple[str, ...] = ()
+    stuck_window: int = DEFAULT_STUCK_WINDOW
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -98,6 +98,9 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     the turn only waits for a person's approval, ``paused_at`` holds when that
     wait began, no deadline timer runs, and the deadline moves on by the wait
     when the turn runs again (see :func:`running_deadline`).
+    ``repeats`` counts each (tool, canonical arguments) pair asked in the turn;
+    ``recent`` holds the turn's newest calls (id, tool, canonical arguments), at most
+    ``config.stuck_window`` of them, for the cycle rule of stuck detection.
     """
 
     number: int
@@ -118,6 +121,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     streaming_message_id: str = ""
     repeats: tuple[tuple[str, str, int], ...] = ()
     paused_at: int | None = None
+    recent: tuple[tuple[str, str, str], ...] = ()
 
 
 def running_deadline(turn: Turn) -> int | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._config import MAX_STUCK_WINDOW
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._state import AgentState
@@ -90,6 +91,8 @@ def config_problems(inp: SessionStarted) -> list[str]:
     for name in _DURATIONS:
         need(name, getattr(config, name), 0, MAX_DURATION_MS)
     need("max_turn_ms", config.max_turn_ms, 0, MAX_DURATION_MS, optional=True)
+    if config.stuck_window != 0:
+        need("stuck_window (0 turns the cycle rule off)", config.stuck_window, 4, MAX_STUCK_WINDOW)
     for tool in inp.tools:
         need(f"the timeout_ms of tool {tool.name!r}", tool.timeout_ms, 1, MAX_DURATION_MS, optional=True)
     return problems

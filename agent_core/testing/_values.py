@@ -28,8 +28,8 @@ EPOCH_MS = 1_700_000_000_000
 TOOL_NAMES = ("search", "fetch", "write_file", "run_shell")
 """Tool names the strategies prefer, so generated calls often hit a registered tool."""
 
-PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}')
-"""JSON arguments the strategies prefer, so identical calls repeat (stuck detection)."""
+PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}', '{ "n": 2.0, "path": "/tmp/x" }')
+"""JSON arguments the strategies prefer, so identical calls repeat (stuck detection), one of them spelled two ways."""
 
 VERDICT_PARAMETERS = ('{"verdict":"retry"}', '{"verdict":"ask"}', '{"verdict":"stop"}', '{"verdict":"raise"}')
 """Arguments also drawn in sessions with rules: each asks the kit's rule for that verdict (or to raise)."""
@@ -87,6 +87,7 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "retry_base_ms": st.integers(0, 2_000),
         "retry_max_ms": st.integers(0, 30_000),
         "user_message_policy": st.sampled_from(("merge", "queue", "interrupt")),
+        "stuck_window": st.sampled_from((6, 0, 4, 10)),
     }
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
 
