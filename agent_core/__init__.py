@@ -8,7 +8,15 @@ and a crashed agent resumes by folding its log. Nothing here does I/O.
 
 from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
-from ._config import DEFAULT_MAX_TURN_MS, DEFAULT_STUCK_WINDOW, MAX_STUCK_WINDOW, AgentConfig, ToolDefinition
+from ._config import (
+    DEFAULT_MAX_TURN_MS,
+    DEFAULT_RETRY_ON,
+    DEFAULT_STUCK_WINDOW,
+    MAX_STUCK_WINDOW,
+    AgentConfig,
+    ToolDefinition,
+    ToolRetry,
+)
 from ._context import (
     ContextEntry,
     ContextMessage,
@@ -91,6 +99,7 @@ from ._workflow import (
 __all__ = [
     "ALLOW",
     "DEFAULT_MAX_TURN_MS",
+    "DEFAULT_RETRY_ON",
     "DEFAULT_STUCK_WINDOW",
     "INPUT_KINDS",
     "INPUT_TAGS",
@@ -154,6 +163,7 @@ __all__ = [
     "ToolDefinition",
     "ToolFailure",
     "ToolResult",
+    "ToolRetry",
     "ToolSet",
     "ToolSuccess",
     "Turn",

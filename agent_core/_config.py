@@ -64,13 +64,43 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     stuck_window: int = DEFAULT_STUCK_WINDOW
 
 
+DEFAULT_RETRY_ON = ("timeout", "ConnectionError", "TimeoutError")
+"""The failures a :class:`ToolRetry` retries unless told otherwise: the call timed out, or the tool raised
+``ConnectionError`` or ``TimeoutError`` (or a subclass)."""
+
+
+class ToolRetry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a tool's failed calls are tried again: data in ``session-started``, so a replay needs no code.
+
+    A failed attempt whose failure ``code`` (see :class:`ToolFailure`) is in ``on``
+    is tried again, with the same tool call id, after ``base_ms * 2**(failures-1)``
+    milliseconds capped at ``max_ms`` (the backoff of model calls), until
+    ``max_attempts`` attempts in all have run. A code is ``timeout`` for a call that
+    ran out of time, else the name of the exception the tool raised as
+    ``ExceptionName`` for a builtin and ``module.QualifiedName`` otherwise; an
+    exception matches a name in ``on`` when it is an instance of that class.
+
+    Only an ``idempotent`` tool retries: a policy on another tool is refused at
+    session start unless ``force=True`` says running it twice is acceptable.
+    Each attempt counts toward the turn's ``max_tool_calls``: with the budget
+    spent, the failure is final. The turn's deadline runs through the backoff.
+    """
+
+    max_attempts: int = 3
+    base_ms: int = 1000
+    max_ms: int = 30000
+    on: tuple[str, ...] = DEFAULT_RETRY_ON
+    force: bool = False
+
+
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """An external tool the model may call.
 
     ``parameters`` is the JSON schema of the tool's arguments, as a JSON
     *string* (the wire format keeps it opaque so any producer can write it).
     ``idempotent`` says the tool is safe to run again after a crash;
-    ``timeout_ms`` bounds one call (``None``: no bound).
+    ``timeout_ms`` bounds one call (``None``: no bound); ``retry`` tries a failed
+    call again (see :class:`ToolRetry`).
     """
 
     name: str
@@ -79,3 +109,4 @@ class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     requires_approval: bool = False
     idempotent: bool = False
     timeout_ms: int | None = None
+    retry: ToolRetry | None = None

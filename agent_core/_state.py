@@ -61,6 +61,9 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
 
     ``items``: the provider items of the model call that asked for the call's
     batch, held by the batch's first call (the others' are empty).
+    ``attempt`` counts the call's failed attempts that its tool's :class:`ToolRetry`
+    tries again; while ``retry_at`` is set the call is ``pending``, backing off until
+    then, and ``last_error`` is the failure that will be retried.
     """
 
     id: str
@@ -73,6 +76,9 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     requested_at: int = 0
     completed_at: int = 0
     items: tuple[ProviderItem, ...] = ()
+    attempt: int = 0
+    retry_at: int | None = None
+    last_error: str = ""
 
 
 PAST_TOOL_CALLS_LISTED = 20

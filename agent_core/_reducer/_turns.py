@@ -80,14 +80,17 @@ def close_calls(
     at = state.timestamp
     for call_id in ids:
         record = calls[call_id]
-        if record.status == "running":
+        if record.retry_at is not None:
+            error = f"{record.last_error} (failed {record.attempt} attempts; not tried again: {why})"
+        elif record.status == "running":
             error = f"interrupted: {why} while the tool was running; its outcome is unknown"
         elif record.status == "awaiting-approval":
             error = f"not run: {why} before anyone approved the call"
         else:
             error = f"not run: {why} before the call started"
         calls = calls.set(
-            call_id, replace(record, status="completed", result=ToolFailure(error=error), completed_at=at)
+            call_id,
+            replace(record, status="completed", result=ToolFailure(error=error), completed_at=at, retry_at=None),
         )
     return calls
 

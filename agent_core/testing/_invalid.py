@@ -74,7 +74,7 @@ def mistakes(state: AgentState) -> list[Mistake]:
         found.append(_finish_finished)
     turn = state.turn
     if turn is not None:
-        due = due_at(turn)
+        due = due_at(turn, state.tool_calls)
         if due is None or due > state.timestamp:
             found.append(_timer_not_due)
     if phase(state) is Phase.THINKING:
@@ -157,7 +157,7 @@ def _finish_finished(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _timer_not_due(draw: st.DrawFn, state: AgentState) -> AgentInput:
     assert state.turn is not None
-    due = due_at(state.turn)
+    due = due_at(state.turn, state.tool_calls)
     return TimerFired(timestamp=draw(st.integers(state.timestamp, state.timestamp + 1_000 if due is None else due - 1)))
 
 

@@ -57,7 +57,7 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if turn is None:
         return tuple(kinds)
     kinds.add("re-act-cancelled")
-    if due_at(turn) is not None:
+    if due_at(turn, state.tool_calls) is not None:
         kinds.add("timer-fired")
     current = phase(state)
     if current is Phase.THINKING:
@@ -69,8 +69,11 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
             kinds.add("history-tool-calls-added")
     if current is Phase.ACTING:
         kinds.add("tool-call-completed")
-        if any(state.tool_calls[i].status == "pending" for i in turn.open_call_ids):
+        calls = state.tool_calls
+        if any(calls[i].status == "pending" and calls[i].retry_at is None for i in turn.open_call_ids):
             kinds.add("tool-call-started")
+        if all(calls[i].retry_at is not None for i in turn.open_call_ids):
+            kinds.discard("tool-call-completed")
     if turn.awaiting_ids and current in (Phase.ACTING, Phase.AWAITING_APPROVAL):
         kinds.update(("tool-call-approved", "tool-call-denied"))
     return tuple(sorted(kinds))

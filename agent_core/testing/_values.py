@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from .._config import AgentConfig, ToolDefinition
+from .._config import AgentConfig, ToolDefinition, ToolRetry
 from .._inputs import (
     CompleteReAct,
     ContinueReAct,
@@ -92,17 +92,39 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
 
 
-def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> SearchStrategy[ToolDefinition]:
-    """:class:`ToolDefinition` values: with and without approval, idempotent or not, with or without a timeout."""
+FAILURE_CODES = ("", "timeout", "ConnectionError", "ValueError")
+"""Failure codes the strategies draw: some that :func:`tool_retries` retry, some that none does."""
+
+
+def tool_retries() -> SearchStrategy[ToolRetry]:
+    """:class:`ToolRetry` policies: one to four attempts, short backoffs, retrying some of :data:`FAILURE_CODES`."""
     return st.builds(
-        ToolDefinition,
-        name=field(name, st.sampled_from(TOOL_NAMES) | ids()),
-        description=st.text(max_size=20),
-        parameters=st.sampled_from(_SCHEMAS),
-        requires_approval=st.sampled_from((False, False, True)),
-        idempotent=st.booleans(),
-        timeout_ms=st.none() | st.integers(1, 60_000),
+        ToolRetry,
+        max_attempts=st.integers(1, 4),
+        base_ms=st.integers(0, 2_000),
+        max_ms=st.integers(0, 10_000),
+        on=st.sampled_from((("timeout", "ConnectionError"), ("ValueError",), ("timeout",))),
     )
+
+
+def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> SearchStrategy[ToolDefinition]:
+    """:class:`ToolDefinition` values: with and without approval, idempotent or not, with or without a timeout;
+    idempotent ones now and then with a retry policy."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> ToolDefinition:
+        idempotent = draw(st.booleans())
+        return ToolDefinition(
+            name=draw(field(name, st.sampled_from(TOOL_NAMES) | ids())),
+            description=draw(st.text(max_size=20)),
+            parameters=draw(st.sampled_from(_SCHEMAS)),
+            requires_approval=draw(st.sampled_from((False, False, True))),
+            idempotent=idempotent,
+            timeout_ms=draw(st.none() | st.integers(1, 60_000)),
+            retry=draw(st.none() | tool_retries()) if idempotent else None,
+        )
+
+    return build()
 
 
 def tool_lists(*, min_size: int = 0, max_size: int = 4) -> SearchStrategy[tuple[ToolDefinition, ...]]:
@@ -165,4 +187,5 @@ def observations() -> SearchStrategy[Observation]:
 
 def tool_results() -> SearchStrategy[ToolResult]:
     """A tool call's success or failure."""
-    return st.one_of(st.builds(ToolSuccess, content=texts()), st.builds(ToolFailure, error=texts()))
+    failures = st.builds(ToolFailure, error=texts(), code=st.sampled_from(FAILURE_CODES))
+    return st.one_of(st.builds(ToolSuccess, content=texts()), failures)

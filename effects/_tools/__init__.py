@@ -2,6 +2,7 @@
 
 from ._limits import ToolLimits
 from ._process import ProcessLimits, set_process_limits
+from ._retry import error_code, retry
 from ._schema import CALL_ID_PARAMETER
 from ._slots import SessionSlots, Slots
 from ._tool import Tool, tool
@@ -15,6 +16,8 @@ __all__ = [
     "Tool",
     "ToolLimits",
     "Toolbox",
+    "error_code",
+    "retry",
     "set_process_limits",
     "tool",
 ]

@@ -77,7 +77,7 @@ class Toolbox:
         final = take_final()  # the caller's last wait (effects._clock.final_wait): this call, not the tool's own waits
         found = self._tools.get(name)
         if found is None:
-            return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
+            return ToolFailure(error=not_registered(name, tool_call_id, self._tools), code="not-registered")
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
         if timeout is None:
             result = await self._invoke(found, arguments, tool_call_id)
@@ -103,6 +103,7 @@ class Toolbox:
         )
         if result is TIMED_OUT:
             return ToolFailure(
-                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent)
+                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent),
+                code="timeout",
             )
         return result
