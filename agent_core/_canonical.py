@@ -13,7 +13,7 @@ arguments, defined here once:
   ``0`` are one number; ``0.1`` and ``0.10000000000000001`` are two (no
   rounding to a binary float); integers of any size stay exact. An integral
   value is written as an integer when it has at most
-  :data:`INTEGER_DIGITS` digits, else (``1e400``) as a normalised decimal
+  :data:`INTEGER_DIGITS` digits, else (``1e5000``) as a normalised decimal
   with an exponent, so a huge exponent costs nothing;
 * ``true`` and ``false`` are never numbers, and ``NaN`` or ``Infinity``
   are not JSON: text that does not parse (or nests too deeply, or holds an
@@ -27,15 +27,36 @@ The function is pure and total: it raises nothing, whatever text it is given.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import msgspec
 
-INTEGER_DIGITS = 64
+INTEGER_DIGITS = 4300
 """An integral number with at most this many digits is written as an integer (``100``), a longer one with an
-exponent (``1E+400``): either way, one value has one text."""
+exponent (``1E+5000``): either way, one value has one text. It is also the longest integer literal read (as
+Python reads ints); a longer one makes its text not JSON here."""
 
-_DECODER = msgspec.json.Decoder(float_hook=Decimal)
+
+def _number(literal: str) -> int | Decimal:
+    """The one form of a JSON number written with a fraction or an exponent: an integer when integral and
+    short, else its exact value with the trailing zeros moved into the exponent (no rounding)."""
+    sign, digits, exponent = Decimal(literal).as_tuple()
+    assert isinstance(exponent, int)  # JSON has no NaN or Infinity: the decoder never passes them
+    end = len(digits)
+    while end > 1 and digits[end - 1] == 0:
+        end -= 1
+    exponent += len(digits) - end
+    digits = digits[:end]
+    if digits == (0,):
+        return 0
+    if exponent >= 0 and len(digits) + exponent <= INTEGER_DIGITS:
+        whole: int = int("".join(map(str, digits))) * 10**exponent
+        return -whole if sign else whole
+    return Decimal((sign, digits, exponent))
+
+
+# Integer literals decode to ints as they are; the others go through _number as they are read, so the
+# decoded value is already canonical and the encoder only sorts the keys.
+_DECODER = msgspec.json.Decoder(float_hook=_number)
 _ENCODER = msgspec.json.Encoder(decimal_format="number", order="sorted")
 
 
@@ -48,41 +69,6 @@ def canonical_arguments(text: str) -> str:
         '{"a":[true,0],"b":1}'
     """
     try:
-        value = _DECODER.decode(text)
-    except (msgspec.DecodeError, RecursionError):
+        return _ENCODER.encode(_DECODER.decode(text)).decode()
+    except (msgspec.DecodeError, RecursionError):  # not JSON, or nested too deep to read: compared as written
         return text
-    try:
-        return _ENCODER.encode(_normalised(value)).decode()
-    except RecursionError:  # parsed, but too deep to walk here: compared as written
-        return text
-
-
-def _normalised(value: Any) -> Any:
-    """``value`` with every number in its one form, containers rebuilt (dict keys are sorted by the encoder)."""
-    if isinstance(value, dict):
-        return {key: _normalised(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_normalised(item) for item in value]
-    if isinstance(value, Decimal):
-        return _number(value)
-    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > INTEGER_DIGITS:
-        return _number(Decimal(value))
-    return value
-
-
-def _number(value: Decimal) -> int | Decimal:
-    """The one form of a decimal number: an integer when integral and short, else the value with its
-    trailing zeros moved into the exponent (no rounding: the digits are kept exactly)."""
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)  # JSON has no NaN or Infinity: the decoder never makes them
-    end = len(digits)
-    while end > 1 and digits[end - 1] == 0:
-        end -= 1
-    exponent += len(digits) - end
-    digits = digits[:end]
-    if digits == (0,):
-        return 0
-    if exponent >= 0 and len(digits) + exponent <= INTEGER_DIGITS:
-        whole: int = int("".join(map(str, digits))) * 10**exponent
-        return -whole if sign else whole
-    return Decimal((sign, digits, exponent))

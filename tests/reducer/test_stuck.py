@@ -96,7 +96,8 @@ def test_numbers_compare_by_exact_value() -> None:
     assert canon("[true, 1, false, 0]") == "[true,1,false,0]"
     assert canon("0.1") != canon("0.10000000000000001")
     assert canon(str(2**70)) == canon(f"{2**70}.000") == str(2**70)
-    assert canon("1e400") == canon("10e399") == "1E+400"
+    assert canon("1e400") == canon("10e399") == canon("1" + "0" * 400) == "1" + "0" * 400
+    assert canon("1e5000") == canon("10e4999") == "1E+5000"  # past 4,300 digits, written with an exponent
     assert canon("[1e999999999]") == "[1E+999999999]"  # a huge exponent costs nothing
 
 
