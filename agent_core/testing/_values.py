@@ -92,7 +92,7 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
 
 
-FAILURE_CODES = ("", "timeout", "ConnectionError", "ValueError")
+FAILURE_CODES = ("timeout", "", "ConnectionError", "ValueError", "timeout")
 """Failure codes the strategies draw: some that :func:`tool_retries` retry, some that none does."""
 
 
@@ -103,7 +103,9 @@ def tool_retries() -> SearchStrategy[ToolRetry]:
         max_attempts=st.integers(1, 4),
         base_ms=st.integers(0, 2_000),
         max_ms=st.integers(0, 10_000),
-        on=st.sampled_from((("timeout", "ConnectionError"), ("ValueError",), ("timeout",))),
+        on=st.sampled_from(
+            (("timeout", "ConnectionError"), ("timeout", "ConnectionError", "ValueError"), ("timeout",))
+        ),
     )
 
 
@@ -121,7 +123,9 @@ def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> Search
             requires_approval=draw(st.sampled_from((False, False, True))),
             idempotent=idempotent,
             timeout_ms=draw(st.none() | st.integers(1, 60_000)),
-            retry=draw(st.none() | tool_retries()) if idempotent else None,
+            retry=draw(st.sampled_from((None, 1, 1)).flatmap(lambda r: tool_retries() if r else st.none()))
+            if idempotent
+            else None,
         )
 
     return build()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given, settings, target
 from hypothesis import strategies as st
 
 import agent_core as ac
+from agent_core.testing import sessions
 
 from ._build import SEARCH, T0, TOOLS, ask, fold, in_turn, ok, rejected, result_of, started, user
 
@@ -138,3 +139,28 @@ def test_replay_equals_live_and_attempts_never_pass_the_policy(outcomes: list[st
     assert state.turn is None or state.turn.tool_call_count <= budget + 1
     start = asking(max_tool_calls=budget + 1)
     assert ac.state_hash(ac.replay(log, state=start)) == ac.state_hash(state)
+
+
+FLAKY = (
+    ac.ToolDefinition(name="search", idempotent=True, retry=ac.ToolRetry(max_attempts=3, base_ms=0, on=("timeout",))),
+    ac.ToolDefinition(name="lookup", idempotent=True, retry=ac.ToolRetry(max_attempts=2, on=("ConnectionError",))),
+    ac.ToolDefinition(name="fetch"),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(sessions(tools=FLAKY, min_steps=10, max_steps=40))
+def test_random_sessions_with_retrying_tools_replay_and_keep_their_promises(inputs: list[ac.AgentInput]) -> None:
+    live = ac.initial_state()
+    for inp in inputs:
+        after = ac.transition(live, inp)
+        ac.check_invariants(after, live)
+        live = after
+        limit = live.config.max_tool_calls
+        if live.turn is not None and limit is not None and not live.turn.final_answer:
+            assert live.turn.tool_call_count <= limit  # an attempt never passes the budget
+        for record in live.tool_calls.values():
+            policy = live.tools[record.name].retry if record.name in live.tools else None
+            assert record.attempt < (policy.max_attempts if policy is not None else 1)
+    assert ac.state_hash(ac.replay(inputs)) == ac.state_hash(live)
+    target(float(sum(record.attempt for record in live.tool_calls.values())))  # steer towards retried calls
