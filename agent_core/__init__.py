@@ -27,7 +27,7 @@ from ._context import (
     llm_context,
     offered_tools,
 )
-from ._effects import CallLlm, CallTool, Effect, WaitUntil, effects_at
+from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
 from ._inputs import (
@@ -56,8 +56,11 @@ from ._inputs import (
     ToolCallApproved,
     ToolCallCompleted,
     ToolCallDenied,
+    ToolCallInputProvided,
+    ToolCallInputRequired,
     ToolCallRequest,
     ToolCallStarted,
+    ToolCallTaskCreated,
     ToolFailure,
     ToolResult,
     ToolSuccess,
@@ -69,7 +72,16 @@ from ._inputs import (
 from ._interrupt import interrupt_every
 from ._invariants import check_invariants
 from ._phase import Phase, phase
-from ._reducer import INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind, check, transition, valid_inputs
+from ._reducer import (
+    INPUT_KINDS,
+    MAX_INPUT_ROUNDS,
+    VALID_INPUTS,
+    WRITE_SETS,
+    InputKind,
+    check,
+    transition,
+    valid_inputs,
+)
 from ._replay import replay
 from ._rules import (
     ALLOW,
@@ -105,6 +117,7 @@ __all__ = [
     "INPUT_TAGS",
     "MAX_COUNT",
     "MAX_DURATION_MS",
+    "MAX_INPUT_ROUNDS",
     "MAX_ITEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
@@ -157,9 +170,12 @@ __all__ = [
     "ToolCallApproved",
     "ToolCallCompleted",
     "ToolCallDenied",
+    "ToolCallInputProvided",
+    "ToolCallInputRequired",
     "ToolCallRecord",
     "ToolCallRequest",
     "ToolCallStarted",
+    "ToolCallTaskCreated",
     "ToolDefinition",
     "ToolFailure",
     "ToolResult",
@@ -178,6 +194,7 @@ __all__ = [
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",
+    "call_tool_key",
     "canonical_arguments",
     "check",
     "check_invariants",
@@ -204,6 +221,7 @@ __all__ = [
     "state_digest",
     "state_hash",
     "tag_of",
+    "tool_call_id_of",
     "transition",
     "transition_table",
     "upcaster",

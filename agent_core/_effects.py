@@ -40,11 +40,29 @@ Effect = Union[CallLlm, CallTool, WaitUntil]
 """An effect the state asks for: :class:`CallLlm`, :class:`CallTool` or :class:`WaitUntil` (tag ``type``)."""
 
 
+ROUND = "#"
+"""Between a tool call's id and its answered round in the key of an attempt after a person's answers."""
+
+
+def call_tool_key(tool_call_id: str, rounds: int = 0) -> str:
+    """The key of a ``call-tool`` effect: ``call-tool:<id>``, and ``call-tool:<id>#<n>`` for the attempt that
+    follows the answers to its ``n``-th question (a new attempt, so a new key: a key once gone never returns)."""
+    return f"call-tool:{tool_call_id}{ROUND}{rounds}" if rounds else "call-tool:" + tool_call_id
+
+
+def tool_call_id_of(key: str) -> str:
+    """The tool call id in a ``call-tool`` key (see :func:`call_tool_key`)."""
+    call_id = key.removeprefix("call-tool:")
+    head, separator, rounds = call_id.rpartition(ROUND)
+    return head if separator and rounds.isdigit() else call_id
+
+
 def effects_at(state: AgentState) -> dict[str, Effect]:
     """The effects that should be running in ``state``, keyed by stable keys.
 
     Keys begin with the effect's tag and a colon. ``call-tool:<id>`` for each
-    pending or running call, but a call backing off before another attempt, whose
+    pending or running call (``call-tool:<id>#<n>`` for its ``n``-th attempt after the first: after a
+    person's answers, or a retry), but a call backing off before another attempt, whose
     ``wait-until:retry:<turn>:<at>`` runs instead; ``call-llm:<turn>:<context_rev>:<attempt>`` while
     the model should be asked (the key changes exactly when what the call
     would send changes, or on a retry); ``wait-until:<reason>:<turn>:<at>``
@@ -70,7 +88,8 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
                     at=record.retry_at, reason="retry"
                 )
                 continue
-            effects["call-tool:" + call_id] = CallTool(
+            # Each retry and each answered question starts a new attempt, so a new key (never one that was gone).
+            effects[call_tool_key(call_id, record.input_rounds + record.attempt)] = CallTool(
                 tool_call_id=call_id, name=record.name, parameters=record.parameters
             )
         return effects

@@ -265,6 +265,37 @@ class WorkflowActionTaken(_Input, frozen=True, kw_only=True, tag="workflow-actio
     action: str
 
 
+class ToolCallInputRequired(_Input, frozen=True, kw_only=True, tag="tool-call-input-required"):
+    """A running tool call needs answers from a person before it can go on (an MCP server's ``input_required``).
+
+    ``requests`` is a JSON object (key -> request, e.g. an MCP elicitation); ``request_state`` is opaque
+    text the tool gets back with the answers. The call waits, like a call awaiting approval, until
+    ``tool-call-input-provided``; then it runs again with the answers.
+    """
+
+    tool_call_id: str
+    requests: str
+    request_state: str = ""
+
+
+class ToolCallInputProvided(_Input, frozen=True, kw_only=True, tag="tool-call-input-provided"):
+    """A person answered a call's ``tool-call-input-required``: ``responses`` is a JSON object (key -> response)."""
+
+    tool_call_id: str
+    responses: str
+
+
+class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task-created"):
+    """A running tool call handed its work to a remote task (an MCP task, an A2A task) named ``task_id``.
+
+    Logged before the call waits for the task, so that after a crash the call follows the task
+    instead of being sent again.
+    """
+
+    tool_call_id: str
+    task_id: str
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -281,6 +312,9 @@ AgentInput = Union[
     TimerFired,
     ReActCancelled,
     WorkflowActionTaken,
+    ToolCallInputRequired,
+    ToolCallInputProvided,
+    ToolCallTaskCreated,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

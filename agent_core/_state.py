@@ -29,7 +29,7 @@ from ._vector import Vector
 from ._workflow import WorkflowMove
 
 Role = Literal["user", "assistant"]
-ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed"]
+ToolCallStatus = Literal["awaiting-approval", "pending", "running", "completed", "awaiting-input"]
 OutcomeKind = Literal["completed", "failed", "cancelled"]
 
 # ``gc=False``: these frozen Structs only ever point at values that existed before
@@ -61,6 +61,12 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
 
     ``items``: the provider items of the model call that asked for the call's
     batch, held by the batch's first call (the others' are empty).
+
+    A call whose tool asked a person for input is ``awaiting-input`` with the questions in
+    ``input_requests`` (a JSON object) and the tool's opaque ``request_state``; once answered it is
+    ``pending`` again with ``input_responses``, which the tool receives when it runs again.
+    ``input_rounds`` counts the questions asked. ``task_id`` names the remote task the call
+    follows (``tool-call-task-created``): after a crash the call follows it instead of running again.
     ``attempt`` counts the call's failed attempts that its tool's :class:`ToolRetry`
     tries again; while ``retry_at`` is set the call is ``pending``, backing off until
     then, and ``last_error`` is the failure that will be retried.
@@ -76,6 +82,11 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     requested_at: int = 0
     completed_at: int = 0
     items: tuple[ProviderItem, ...] = ()
+    input_requests: str = ""
+    request_state: str = ""
+    input_responses: str = ""
+    input_rounds: int = 0
+    task_id: str = ""
     attempt: int = 0
     retry_at: int | None = None
     last_error: str = ""
@@ -97,7 +108,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     """The open ReAct loop: its context window, its tool calls, and the counters its guards read.
 
     ``open_call_ids`` are the calls waiting to run or running, ``awaiting_ids``
-    those waiting for a person's decision; both in request order.
+    those waiting for a person (a decision, or the input a tool asked for); both in request order.
     ``context_rev`` changes exactly when what the next model call would send
     changes, so the ``call-llm`` effect key follows it.
     ``deadline`` is when the turn's running time reaches ``max_turn_ms``; while

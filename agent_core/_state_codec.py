@@ -65,20 +65,29 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
-_CONFIG_DEFAULTS = tuple((field.name, field.default) for field in msgspec.structs.fields(AgentConfig))
+def _defaults(struct_type: type[msgspec.Struct]) -> tuple[tuple[str, Any], ...]:
+    return tuple(
+        (field.name, field.default if field.default_factory is msgspec.NODEFAULT else field.default_factory())
+        for field in msgspec.structs.fields(struct_type)
+    )
 
 
-def _config_fields(config: AgentConfig) -> dict[str, Any]:
-    """The configuration's fields that differ from their defaults, in declared order, as a mapping.
+_CONFIG_DEFAULTS = _defaults(AgentConfig)
+_RECORD_DEFAULTS = _defaults(ToolCallRecord)
+
+
+def _set_fields(value: msgspec.Struct, defaults: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The fields of ``value`` that differ from their defaults, in declared order, as a mapping.
 
     Written as a Struct, it would not do: MessagePack gives a map of up to 15
     entries a one-byte header, and msgspec picks the header from the number of
     fields the Struct *declares*, before leaving out the defaults. A sixteenth
     field added with its default would change the header, so the hash, of every
-    state whose configuration is not the default one. A mapping's header counts
-    what it holds.
+    state holding such a value. A mapping's header counts what it holds, so the
+    configuration and the tool-call records are written this way, and a field
+    added to them with its default leaves every hash as it was.
     """
-    return {name: value for name, default in _CONFIG_DEFAULTS if (value := getattr(config, name)) != default}
+    return {name: field for name, default in defaults if (field := getattr(value, name)) != default}
 
 
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
@@ -90,12 +99,12 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
     else:
-        values["config"] = _config_fields(values["config"])
+        values["config"] = _set_fields(values["config"], _CONFIG_DEFAULTS)
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,
         messages=tuple(state.messages),
-        tool_calls=tuple(calls[call_id] for call_id in state.tool_call_log),
+        tool_calls=tuple(_set_fields(calls[call_id], _RECORD_DEFAULTS) for call_id in state.tool_call_log),
         audit=tuple(state.audit),
         **values,
     )

@@ -118,6 +118,7 @@ def workflow_problems(workflow: Workflow, tools: Collection[str] | None = None) 
     """
     names = workflow.names
     problems: list[str] = []
+    declared = "none" if not tools else ", ".join(sorted(tools))
     if len(set(names)) != len(names) or not names:
         problems.append(f"expected at least one state and unique state names, got: {', '.join(names) or 'none'}")
     if workflow.initial not in names:
@@ -125,7 +126,10 @@ def workflow_problems(workflow: Workflow, tools: Collection[str] | None = None) 
     for ws in workflow.states:
         for tool in (*ws.tools, *ws.approval):
             if tools is not None and tool not in tools:
-                problems.append(f"state {ws.name!r} names tool {tool!r}, which session-started does not declare")
+                problems.append(
+                    f"state {ws.name!r} names tool {tool!r}, which session-started does not declare "
+                    f"(declared tools: {declared})"
+                )
         problems.extend(
             f"state {ws.name!r} asks approval for {tool!r}, which it does not offer"
             for tool in ws.approval
@@ -138,7 +142,10 @@ def workflow_problems(workflow: Workflow, tools: Collection[str] | None = None) 
         if bool(t.tool) == bool(t.action):
             problems.append(f"transition {t.source!r} -> {t.target!r} must name exactly one of tool and action")
         elif t.tool and tools is not None and t.tool not in tools:
-            problems.append(f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r}")
+            problems.append(
+                f"transition {t.source!r} -> {t.target!r} is triggered by undeclared tool {t.tool!r} "
+                f"(declared tools: {declared})"
+            )
     return problems
 
 

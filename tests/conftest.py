@@ -58,6 +58,8 @@ def postgres_dsn(postgres_server: PostgresServer) -> str:
     with psycopg.connect(postgres_server.dsn(), autocommit=True) as db:
         if db.execute("SELECT to_regclass('agent_core_sessions') IS NOT NULL").fetchone() == (True,):
             db.execute("TRUNCATE agent_core_sessions, agent_core_inputs, agent_core_snapshots RESTART IDENTITY")
+        if db.execute("SELECT to_regclass('agent_core_leases') IS NOT NULL").fetchone() == (True,):
+            db.execute("TRUNCATE agent_core_leases")
     return postgres_server.dsn()
 
 

@@ -44,7 +44,12 @@ def decode_error(data: bytes, **kwargs: Any) -> ac.DecodeError:
 
 
 # Input kinds added after the golden log was frozen (it is never rewritten).
-LATER_KINDS: list[ac.AgentInput] = [ac.WorkflowActionTaken(timestamp=9, action="plan-approved")]
+LATER_KINDS: list[ac.AgentInput] = [
+    ac.WorkflowActionTaken(timestamp=9, action="plan-approved"),
+    ac.ToolCallInputRequired(timestamp=9, tool_call_id="t1", requests='{"q":{}}', request_state="s"),
+    ac.ToolCallInputProvided(timestamp=9, tool_call_id="t1", responses='{"q":{"action":"decline"}}'),
+    ac.ToolCallTaskCreated(timestamp=9, tool_call_id="t1", task_id="task-7"),
+]
 
 
 @pytest.mark.parametrize("fmt", ["json", "msgpack"])
@@ -303,7 +308,7 @@ def test_the_upcasters_cover_every_version_before_the_current_one() -> None:
 def test_the_schema_lists_every_input_tag() -> None:
     schema = ac.input_json_schema()
     assert list(schema["discriminator"]["mapping"]) == list(ac.INPUT_TAGS)
-    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 15
+    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 18
     assert json.dumps(schema)  # plain JSON data, ready to publish
 
 

@@ -4,7 +4,8 @@ Bottom to top: the generic machine; the clock and the model protocol; tools
 and the scripted model; the store (it knows ``agent_core`` and the machine's
 journal, never the agent); the agent runtime (effects, sessions, resume);
 observability (spans, metrics, conversations: projections of the log) and the
-viewer over it; model adapters; test doubles; the CLI. A part imports only parts below it.
+viewer over it; model adapters; test doubles; the protocols (AG-UI, A2A, MCP, over
+the package's public names); the CLI. A part imports only parts below it.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "providers": frozenset({"_model", "_tools", "_clock", "_scripted", "demo"}),
     "testing": frozenset({"_agent", "_clock", "_scripted", "_model"}),
     "temporal": frozenset({"_machine", "_agent", "_clock", "_model", "_tools", "_store"}),
+    # The protocols build on the package's public names only (its door).
+    "protocols": frozenset({"__init__"}),
     "cli": frozenset(
         {
             "__init__",
@@ -52,6 +55,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "demo",
             "providers",
             "temporal",
+            "protocols",
         }
     ),
     "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent", "_observe", "_ui"}),

@@ -19,10 +19,11 @@ import pytest
 
 import agent_core
 import effects
+import effects.protocols
 import effects.providers
 import effects.testing
 
-PACKAGES = [agent_core, effects, effects.providers, effects.testing]
+PACKAGES = [agent_core, effects, effects.protocols, effects.providers, effects.testing]
 
 
 def isort_key(name: str) -> tuple[int, str]:

@@ -60,7 +60,7 @@ def test_the_log_commands_run_as_printed(tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_every_agent_core_subcommand_in_the_documentation_exists(capsys: pytest.CaptureFixture[str]) -> None:
     shell = "\n".join(re.findall(r"```sh\n(.*?)```", EVERY_PAGE, re.S))
-    used = sorted(set(re.findall(r"(?:^|/)agent-core (\w+)", shell, re.M)))
+    used = sorted(set(re.findall(r"(?:^|/)agent-core (\w[\w-]*)", shell, re.M)))
     assert {"run", "chat", "replay"} <= set(used)
     for command in used:
         with pytest.raises(SystemExit) as done:

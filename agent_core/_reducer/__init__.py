@@ -13,6 +13,7 @@ from ._common import WRONG_PHASE, reject, reject_phase
 from ._deadline import pause_or_resume
 from ._table import HANDLERS, INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind
 from .on_session_started import on_session_started
+from .on_tool_call_input_required import MAX_INPUT_ROUNDS
 
 
 def transition(state: AgentState, inp: AgentInput) -> AgentState:
@@ -91,4 +92,4 @@ def valid_inputs(state: AgentState) -> tuple[str, ...]:
 _WORKFLOW_ONLY = frozenset({tag_of(WorkflowActionTaken)})
 
 
-__all__ = ["INPUT_KINDS", "VALID_INPUTS", "WRITE_SETS", "InputKind", "check", "transition", "valid_inputs"]
+__all__ = ["INPUT_KINDS", "MAX_INPUT_ROUNDS", "VALID_INPUTS", "WRITE_SETS", "InputKind", "check", "transition", "valid_inputs"]

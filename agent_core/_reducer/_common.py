@@ -94,6 +94,12 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
     """A call waiting for a person's decision, or a rejection saying why it is not."""
     record = find_call(state, inp, call_id)
     if record.status != "awaiting-approval":
+        if record.status == "awaiting-input":
+            message = (
+                f"tool call {call_id!r} ({record.name}) waits for input its tool asked for, not for an approval; "
+                "expected tool-call-input-provided with the answers"
+            )
+            reject(state, inp, "awaiting-input", "awaiting-approval", message)
         if not _may_await(state, record.name):
             message = (
                 f"tool call {call_id!r} ({record.name}) does not require approval; expected a call awaiting approval"
@@ -103,6 +109,33 @@ def find_awaiting_call(state: AgentState, inp: AgentInput, call_id: str) -> tupl
         reject(state, inp, "already-decided", "awaiting-approval", message)
     assert state.turn is not None  # awaiting calls exist only in an open turn
     return record, state.turn
+
+
+def find_running_call(state: AgentState, inp: AgentInput, call_id: str) -> tuple[ToolCallRecord, Turn]:
+    """A call whose tool is running (what a tool reports on: a question, a remote task), or a rejection."""
+    record = state.tool_calls.get(call_id) or find_call(state, inp, call_id)
+    if record.status != "running":
+        reject(
+            state,
+            inp,
+            f"call-{record.status}",
+            "call-is-running",
+            f"tool call {call_id!r} ({record.name}) is {record.status}; expected a running call",
+        )
+    assert state.turn is not None  # running calls exist only in an open turn
+    return record, state.turn
+
+
+def require_text(state: AgentState, inp: AgentInput, name: str, value: str, expected: str) -> None:
+    """Refuse an input whose field ``name`` is empty; ``expected`` says what it should hold."""
+    if not value:
+        reject(
+            state,
+            inp,
+            f"empty-{name.replace('_', '-')}",
+            f"{name}-present",
+            f"expected {expected} in {name}, got an empty string",
+        )
 
 
 def _may_await(state: AgentState, name: str) -> bool:

@@ -35,7 +35,10 @@ from .._inputs import (
     ToolCallApproved,
     ToolCallCompleted,
     ToolCallDenied,
+    ToolCallInputProvided,
+    ToolCallInputRequired,
     ToolCallStarted,
+    ToolCallTaskCreated,
     UserMessageReceived,
     WorkflowActionTaken,
     tag_of,
@@ -54,7 +57,10 @@ from .on_timer_fired import on_timer_fired
 from .on_tool_call_approved import on_tool_call_approved
 from .on_tool_call_completed import on_tool_call_completed
 from .on_tool_call_denied import on_tool_call_denied
+from .on_tool_call_input_provided import on_tool_call_input_provided
+from .on_tool_call_input_required import on_tool_call_input_required
 from .on_tool_call_started import on_tool_call_started
+from .on_tool_call_task_created import on_tool_call_task_created
 from .on_user_message_received import on_user_message_received
 from .on_workflow_action_taken import on_workflow_action_taken
 
@@ -113,6 +119,9 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(TimerFired, on_timer_fired, _ENDS_TURN, _IN_A_TURN),
     _row(ReActCancelled, on_re_act_cancelled, _ENDS_TURN, _IN_A_TURN),
     _row(WorkflowActionTaken, on_workflow_action_taken, ("workflow_state", "audit", "turn"), _ANY_TIME),
+    _row(ToolCallInputRequired, on_tool_call_input_required, _ENDS_TURN, (Phase.ACTING,)),
+    _row(ToolCallInputProvided, on_tool_call_input_provided, ("tool_calls", "turn"), _DECIDING),
+    _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

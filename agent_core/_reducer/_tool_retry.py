@@ -3,7 +3,8 @@
 A retried call stays open and ``pending`` with ``retry_at`` set: ``effects_at``
 derives a ``wait-until`` (reason ``retry``) instead of its ``call-tool``; the
 ``timer-fired`` that ends the backoff clears ``retry_at``, and the call runs
-again, with the same tool call id, from ``tool-call-started``. The log holds
+again, with the same tool call id, from ``tool-call-started``, under a new effect key
+(``call-tool:<id>#<n>``: a key once gone never returns). The log holds
 every attempt: its failure, the timer, the new start. The decision reads only
 the log's data (the policy in ``session-started``, the failure's ``code``), so
 a replay decides the same.
@@ -35,7 +36,17 @@ def retried(state: AgentState, record: ToolCallRecord, result: ToolFailure, now:
     if turn is not None and limit is not None and turn.tool_call_count >= limit:
         return f"failed {failures} attempts; not retried: the turn's budget of {limit} tool calls is spent"
     at = now + backoff_ms(policy.base_ms, policy.max_ms, failures)
-    return replace(record, status="pending", attempt=failures, retry_at=at, last_error=result.error)
+    # A new attempt starts the call over: not the remote task or the answers of the failed one.
+    return replace(
+        record,
+        status="pending",
+        attempt=failures,
+        retry_at=at,
+        last_error=result.error,
+        task_id="",
+        input_responses="",
+        request_state="",
+    )
 
 
 def with_note(result: ToolFailure, note: str) -> ToolFailure:

@@ -86,12 +86,14 @@ def close_calls(
             error = f"interrupted: {why} while the tool was running; its outcome is unknown"
         elif record.status == "awaiting-approval":
             error = f"not run: {why} before anyone approved the call"
+        elif record.status == "awaiting-input":
+            error = f"interrupted: {why} while the tool waited for a person's input; its outcome is unknown"
         else:
             error = f"not run: {why} before the call started"
-        calls = calls.set(
-            call_id,
-            replace(record, status="completed", result=ToolFailure(error=error), completed_at=at, retry_at=None),
+        closed = replace(
+            record, status="completed", result=ToolFailure(error=error), completed_at=at, input_requests="", retry_at=None
         )
+        calls = calls.set(call_id, closed)
     return calls
 
 

@@ -28,8 +28,11 @@ from .._inputs import (
     ToolCallApproved,
     ToolCallCompleted,
     ToolCallDenied,
+    ToolCallInputProvided,
+    ToolCallInputRequired,
     ToolCallRequest,
     ToolCallStarted,
+    ToolCallTaskCreated,
     UserMessageReceived,
     WorkflowActionTaken,
 )
@@ -37,7 +40,16 @@ from .._state import AgentState, Message
 from ._draw import actions_now, due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import session_started
 from ._per_kind import per_kind
-from ._values import EPOCH_MS, PARAMETERS, VERDICT_PARAMETERS, opaque_items, texts, tool_results, usages
+from ._values import (
+    EPOCH_MS,
+    PARAMETERS,
+    VERDICT_PARAMETERS,
+    input_objects,
+    opaque_items,
+    texts,
+    tool_results,
+    usages,
+)
 
 
 def _user_message(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -127,15 +139,41 @@ def _completed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ToolCallCompleted(timestamp=at, tool_call_id=_open_id(draw, state), result=draw(_RESULTS))
 
 
-def _approved(draw: st.DrawFn, state: AgentState) -> AgentInput:
+def _awaiting_id(draw: st.DrawFn, state: AgentState, status: str) -> str:
     assert state.turn is not None
-    return ToolCallApproved(timestamp=later(draw, state), tool_call_id=pick(draw, state.turn.awaiting_ids))
+    calls = state.tool_calls
+    return pick(draw, [i for i in state.turn.awaiting_ids if calls[i].status == status])
+
+
+def _approved(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    return ToolCallApproved(timestamp=later(draw, state), tool_call_id=_awaiting_id(draw, state, "awaiting-approval"))
 
 
 def _denied(draw: st.DrawFn, state: AgentState) -> AgentInput:
-    assert state.turn is not None
     at = later(draw, state)
-    return ToolCallDenied(timestamp=at, tool_call_id=pick(draw, state.turn.awaiting_ids), reason=draw(_TEXTS))
+    call_id = _awaiting_id(draw, state, "awaiting-approval")
+    return ToolCallDenied(timestamp=at, tool_call_id=call_id, reason=draw(_TEXTS))
+
+
+def _input_required(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    call_id = _open_id(draw, state, "running")
+    return ToolCallInputRequired(
+        timestamp=at, tool_call_id=call_id, requests=draw(_INPUT_OBJECTS), request_state=draw(_REQUEST_STATES)
+    )
+
+
+def _input_provided(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    call_id = _awaiting_id(draw, state, "awaiting-input")
+    return ToolCallInputProvided(timestamp=at, tool_call_id=call_id, responses=draw(_INPUT_OBJECTS))
+
+
+def _task_created(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    assert state.turn is not None
+    calls = state.tool_calls
+    call_id = pick(draw, [i for i in state.turn.open_call_ids if calls[i].status == "running" and not calls[i].task_id])
+    return ToolCallTaskCreated(timestamp=later(draw, state), tool_call_id=call_id, task_id=f"task-{call_id}")
 
 
 def _expanded(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -178,6 +216,8 @@ _TEXTS = texts()
 _USAGES = usages()
 _ITEMS = opaque_items()
 _RESULTS = tool_results()
+_INPUT_OBJECTS = input_objects()
+_REQUEST_STATES = st.sampled_from(("", "state-1"))
 _RETRY_AFTER = st.none() | st.integers(0, 60_000)
 _RETRYABLE = st.sampled_from((True, True, False))  # outages and rate limits are the usual failure
 
@@ -198,6 +238,9 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         TimerFired: _timer,
         ReActCancelled: _cancelled,
         WorkflowActionTaken: _action,
+        ToolCallInputRequired: _input_required,
+        ToolCallInputProvided: _input_provided,
+        ToolCallTaskCreated: _task_created,
     },
     "builders",
 )

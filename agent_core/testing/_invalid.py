@@ -23,8 +23,11 @@ from .._inputs import (
     ToolCallApproved,
     ToolCallCompleted,
     ToolCallDenied,
+    ToolCallInputProvided,
+    ToolCallInputRequired,
     ToolCallRequest,
     ToolCallStarted,
+    ToolCallTaskCreated,
     Usage,
     UserMessageReceived,
 )
@@ -33,7 +36,7 @@ from .._reducer import valid_inputs
 from .._state import AgentState
 from ._draw import due_at, fresh_id, later, message_taken, pick, recent_calls
 from ._kinds import BY_TAG, session_started
-from ._values import ids, observations, texts, tool_definitions, tool_results
+from ._values import ids, input_objects, observations, texts, tool_definitions, tool_results
 
 Mistake = Callable[[st.DrawFn, AgentState], AgentInput]
 _CALL_INPUTS: tuple[Callable[..., AgentInput], ...] = (ToolCallStarted, ToolCallApproved, ToolCallDenied)
@@ -72,6 +75,10 @@ def mistakes(state: AgentState) -> list[Mistake]:
         found.append(_decide_undecidable)
     if any(call.status == "completed" for call in calls):
         found.append(_finish_finished)
+    if any(call.status != "awaiting-input" for call in calls):
+        found.append(_answer_unasked)
+    if any(call.status != "running" for call in calls):
+        found.append(_report_on_idle_call)
     turn = state.turn
     if turn is not None:
         due = due_at(turn, state.tool_calls)
@@ -155,6 +162,20 @@ def _finish_finished(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ToolCallCompleted(timestamp=at, tool_call_id=call_id, result=draw(_RESULTS))
 
 
+def _answer_unasked(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    call_id = pick(draw, [i for i in recent_calls(state) if state.tool_calls[i].status != "awaiting-input"])
+    return ToolCallInputProvided(timestamp=later(draw, state), tool_call_id=call_id, responses=draw(_ANSWERS))
+
+
+def _report_on_idle_call(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    # Only a running tool asks a question or hands its work to a task.
+    call_id = pick(draw, [i for i in recent_calls(state) if state.tool_calls[i].status != "running"])
+    at = later(draw, state)
+    if draw(st.booleans()):
+        return ToolCallInputRequired(timestamp=at, tool_call_id=call_id, requests=draw(_ANSWERS))
+    return ToolCallTaskCreated(timestamp=at, tool_call_id=call_id, task_id="task-1")
+
+
 def _timer_not_due(draw: st.DrawFn, state: AgentState) -> AgentInput:
     assert state.turn is not None
     due = due_at(state.turn, state.tool_calls)
@@ -212,3 +233,4 @@ _ANY: dict[str, SearchStrategy[AgentInput]] = {tag: strategy(timestamp=st.just(0
 _SESSION: SearchStrategy[SessionStarted] = session_started(timestamp=0)
 _RESULTS = tool_results()
 _TEXTS = texts()
+_ANSWERS = input_objects()

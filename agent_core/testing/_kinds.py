@@ -27,12 +27,26 @@ from .._inputs import (
     ToolCallApproved,
     ToolCallCompleted,
     ToolCallDenied,
+    ToolCallInputProvided,
+    ToolCallInputRequired,
     ToolCallStarted,
+    ToolCallTaskCreated,
     UserMessageReceived,
     WorkflowActionTaken,
 )
 from ._per_kind import per_kind
-from ._values import agent_configs, field, ids, observations, texts, timestamps, tool_lists, tool_results, usages
+from ._values import (
+    agent_configs,
+    field,
+    ids,
+    input_objects,
+    observations,
+    texts,
+    timestamps,
+    tool_lists,
+    tool_results,
+    usages,
+)
 
 
 def _at(timestamp: int | SearchStrategy[int] | None) -> SearchStrategy[int]:
@@ -164,6 +178,43 @@ def workflow_action_taken(*, timestamp: Ts = None, action: Str = None) -> Search
     return st.builds(WorkflowActionTaken, timestamp=_at(timestamp), action=field(action, ids()))
 
 
+def tool_call_input_required(
+    *, timestamp: Ts = None, tool_call_id: Str = None
+) -> SearchStrategy[ToolCallInputRequired]:
+    """``tool-call-input-required`` with a JSON object of questions and, or not, the tool's state."""
+    return st.builds(
+        ToolCallInputRequired,
+        timestamp=_at(timestamp),
+        tool_call_id=field(tool_call_id, ids()),
+        requests=input_objects(),
+        request_state=st.just("") | ids(),
+    )
+
+
+def tool_call_input_provided(
+    *, timestamp: Ts = None, tool_call_id: Str = None
+) -> SearchStrategy[ToolCallInputProvided]:
+    """``tool-call-input-provided`` with a JSON object of answers."""
+    return st.builds(
+        ToolCallInputProvided,
+        timestamp=_at(timestamp),
+        tool_call_id=field(tool_call_id, ids()),
+        responses=input_objects(),
+    )
+
+
+def tool_call_task_created(
+    *, timestamp: Ts = None, tool_call_id: Str = None, task_id: Str = None
+) -> SearchStrategy[ToolCallTaskCreated]:
+    """``tool-call-task-created``."""
+    return st.builds(
+        ToolCallTaskCreated,
+        timestamp=_at(timestamp),
+        tool_call_id=field(tool_call_id, ids()),
+        task_id=field(task_id, ids()),
+    )
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -181,6 +232,9 @@ BY_TAG: dict[str, Any] = per_kind(
         TimerFired: timer_fired,
         ReActCancelled: re_act_cancelled,
         WorkflowActionTaken: workflow_action_taken,
+        ToolCallInputRequired: tool_call_input_required,
+        ToolCallInputProvided: tool_call_input_provided,
+        ToolCallTaskCreated: tool_call_task_created,
     },
     "input strategies",
 )

@@ -39,6 +39,9 @@ _WEIGHTS = tuple(
             "timer-fired": 1,
             "re-act-cancelled": 1,
             "workflow-action-taken": 2,
+            "tool-call-input-required": 1,
+            "tool-call-input-provided": 2,
+            "tool-call-task-created": 1,
         },
         "weights",
     ).items()
@@ -67,15 +70,24 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
         else:
             kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded"))
             kinds.add("history-tool-calls-added")
+    calls = state.tool_calls
     if current is Phase.ACTING:
         kinds.add("tool-call-completed")
-        calls = state.tool_calls
-        if any(calls[i].status == "pending" and calls[i].retry_at is None for i in turn.open_call_ids):
+        statuses = [calls[i] for i in turn.open_call_ids]
+        if any(call.status == "pending" and call.retry_at is None for call in statuses):
             kinds.add("tool-call-started")
-        if all(calls[i].retry_at is not None for i in turn.open_call_ids):
+        if any(call.status == "running" for call in statuses):
+            kinds.add("tool-call-input-required")
+        if any(call.status == "running" and not call.task_id for call in statuses):
+            kinds.add("tool-call-task-created")
+        if all(call.retry_at is not None for call in statuses):
             kinds.discard("tool-call-completed")
     if turn.awaiting_ids and current in (Phase.ACTING, Phase.AWAITING_APPROVAL):
-        kinds.update(("tool-call-approved", "tool-call-denied"))
+        waiting = {calls[i].status for i in turn.awaiting_ids}
+        if "awaiting-approval" in waiting:
+            kinds.update(("tool-call-approved", "tool-call-denied"))
+        if "awaiting-input" in waiting:
+            kinds.add("tool-call-input-provided")
     return tuple(sorted(kinds))
 
 

@@ -193,3 +193,16 @@ def tool_results() -> SearchStrategy[ToolResult]:
     """A tool call's success or failure."""
     failures = st.builds(ToolFailure, error=texts(), code=st.sampled_from(FAILURE_CODES))
     return st.one_of(st.builds(ToolSuccess, content=texts()), failures)
+
+
+INPUT_OBJECTS = (
+    '{"q":{"method":"elicitation/create","params":{"message":"Which account?","requestedSchema":{"type":"object"}}}}',
+    '{"q":{"action":"accept","content":{"account":"main"}}}',
+    '{"a":{"action":"decline"}}',
+)
+"""JSON objects of questions and answers the strategies draw from (MCP's shapes; the reducer keeps them as text)."""
+
+
+def input_objects() -> SearchStrategy[str]:
+    """A non-empty JSON object of a tool's questions or a person's answers, as text."""
+    return st.sampled_from(INPUT_OBJECTS)

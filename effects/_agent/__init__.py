@@ -12,7 +12,7 @@ from ._redact import Redactor as Redactor
 from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
 from ._runtime import AgentRuntime
 from ._session import Agent
-from ._session_handle import Session
+from ._session_handle import Session, SessionStopped
 
 __all__ = [
     "INTERRUPTED",
@@ -25,6 +25,7 @@ __all__ = [
     "RandomIds",
     "SequentialIds",
     "Session",
+    "SessionStopped",
     "TextDelta",
     "complete_interrupted",
     "interrupted_calls",

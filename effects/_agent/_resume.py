@@ -13,7 +13,15 @@ from agent_core import AgentConfig, AgentState, ToolCallCompleted, ToolFailure
 from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG
 from .._model import Model
-from .._store import DEFAULT_SNAPSHOT_EVERY, Durability, EventStore, SessionJournal, session_exists
+from .._store import (
+    DEFAULT_SNAPSHOT_EVERY,
+    Durability,
+    EventStore,
+    Lease,
+    SessionJournal,
+    leasing,
+    session_exists,
+)
 from .._tools import Tool
 from ._ids import IdSource
 from ._session import Agent
@@ -27,7 +35,9 @@ def interrupted_calls(state: AgentState) -> list[str]:
     """Ids of the tool calls that were running (started, not completed) and must not run again.
 
     Those of tools declared ``idempotent`` are not listed: they simply run
-    again on resume, with the same tool call id as their idempotency key.
+    again on resume, with the same tool call id as their idempotency key. Nor
+    are calls that follow a remote task (``tool-call-task-created``): they
+    follow it again by its id, and the call is never sent twice.
     """
     turn = state.turn
     if turn is None:
@@ -37,7 +47,7 @@ def interrupted_calls(state: AgentState) -> list[str]:
     for call_id in turn.open_call_ids:
         record = calls[call_id]
         tool = tools.get(record.name)
-        if record.status == "running" and not (tool is not None and tool.idempotent):
+        if record.status == "running" and not record.task_id and not (tool is not None and tool.idempotent):
             interrupted.append(call_id)
     return interrupted
 
@@ -73,13 +83,25 @@ async def open_session(
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
+    One writer per session: the session's lease is taken in ``store`` first
+    (:class:`~effects.SqliteStore`, :class:`~effects.PostgresStore`,
+    :class:`~effects.MemoryStore`; renewed by the store while the block runs,
+    given back on exit). While another writer holds it, this raises
+    :class:`~effects.SessionLeased` naming the holder and when its lease
+    expires; a lease that expired (its writer stopped renewing it), or whose
+    holder is a process of this machine that no longer exists, is taken over.
+    Every append carries the lease: should another writer take the session
+    over (this process stalled for longer than the lease), the store refuses
+    this one's next commit with ``SessionLeased`` and the session stops with it.
+
     Every input is committed to ``store`` before anything depends on it. On
     resume the log is folded (newest snapshot and tail), interrupted
     non-idempotent tool calls are completed with a failure
-    (:func:`complete_interrupted`), and the effects the state derives start
-    again: the model call, idempotent tools that were running, pending tools.
-    ``config`` applies to a new session only; a stored session keeps the
-    configuration its log started with. On exit a snapshot is saved.
+    (:func:`complete_interrupted`: only now that the lease shows their writer
+    gone), and the effects the state derives start again: the model call,
+    idempotent tools that were running, pending tools. ``config`` applies to
+    a new session only; a stored session keeps the configuration its log
+    started with. On exit a snapshot is saved.
 
     ``durability="turn"`` commits when a turn ends or waits for a person
     instead (see :class:`SessionJournal`): faster, and a crash loses at most
@@ -89,35 +111,45 @@ async def open_session(
     they are not stored, so pass them each time.
     """
     clock = clock if clock is not None else SystemClock()
-    if session_exists(store, session_id):
-        journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability)
-        complete_interrupted(journal, clock.now_ms())
+    keeper = leasing(store)
+    lease = None if keeper is None else await anyio.to_thread.run_sync(keeper.acquire_lease, session_id)
+    try:
+        journal = _journal(store, session_id, clock, snapshot_every, durability, lease)
         agent = Agent(
             model,
             tools=tools,
-            clock=clock,
-            ids=ids,
-            journal=journal,
-            initial=journal.state,
-            max_backlog=max_backlog,
-            secrets=secrets,
-        )
-    else:
-        journal = SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability)
-        agent = Agent(
-            model,
-            tools=tools,
-            config=config,
+            config=config if journal.seq == 0 else None,
             clock=clock,
             ids=ids,
             session_id=session_id,
             journal=journal,
+            initial=journal.state if journal.seq else None,
             max_backlog=max_backlog,
             secrets=secrets,
         )
-    try:
-        async with agent.running() as session:
-            yield session
+        try:
+            async with agent.running() as session:
+                yield session
+        finally:
+            with anyio.CancelScope(shield=True):  # the final commit and snapshot, without blocking the event loop
+                await anyio.to_thread.run_sync(journal.close)
     finally:
-        with anyio.CancelScope(shield=True):  # the final commit and snapshot, without blocking the event loop
-            await anyio.to_thread.run_sync(journal.close)
+        if keeper is not None and lease is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(keeper.release_lease, lease)
+
+
+def _journal(
+    store: EventStore,
+    session_id: str,
+    clock: Clock,
+    snapshot_every: int,
+    durability: Durability,
+    lease: Lease | None,
+) -> SessionJournal:
+    """The session's journal: the stored session loaded, its interrupted calls completed; or a new one."""
+    if not session_exists(store, session_id):
+        return SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
+    journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
+    complete_interrupted(journal, clock.now_ms())
+    return journal

@@ -22,6 +22,7 @@ from agent_core import (
     Effect,
     InvalidInput,
     SessionStarted,
+    check,
     effects_at,
     initial_state,
     transition,
@@ -99,7 +100,12 @@ class Agent:
         A new session starts with ``session-started`` (config and tool
         definitions), applied on the event loop's next turn so that handlers
         subscribed at the top of the block see it; a resumed one (``initial``)
-        reconciles from its state.
+        reconciles from its state. A ``session-started`` the reducer refuses (a
+        rule or guard this process has not registered, a workflow naming a tool
+        the agent lacks, nonsense limits) raises :class:`~agent_core.InvalidInput`
+        with the reducer's explanation here, before the block runs: nothing is
+        journaled. Once the block ended, the :class:`Session` refuses every input
+        (:class:`SessionStopped`).
         """
         start = self.initial if self.initial is not None else initial_state()
         runtime = AgentRuntime(
@@ -123,14 +129,25 @@ class Agent:
             follow_up=runtime.starts,
             max_backlog=self.max_backlog,
         )
-        async with machine.running():
-            if self.initial is None:
-                # Dispatched once running, so subscribers added as the block starts see it too.
-                started = SessionStarted(
+        started = None
+        if self.initial is None:
+            started = runtime.redactor.input(
+                SessionStarted(
                     timestamp=runtime.stamp(),
                     session_id=self.session_id or self.ids.new_id("session"),
                     config=self.config,
                     tools=self.toolbox.definitions(),
                 )
-                machine.dispatch(runtime.redactor.input(started))
-            yield Session(machine, runtime)
+            )
+            refused = check(start, started)
+            if refused is not None:  # a config the reducer refuses: say so here, not by a session that never starts
+                raise InvalidInput(refused)
+        session = Session(machine, runtime)
+        try:
+            async with machine.running():
+                if started is not None:
+                    # Dispatched once running, so subscribers added as the block starts see it too.
+                    machine.dispatch(started)
+                yield session
+        finally:
+            session.stopped = True

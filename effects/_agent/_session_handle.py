@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agent_core import (
     AgentInput,
@@ -12,6 +14,7 @@ from agent_core import (
     ReActCancelled,
     ToolCallApproved,
     ToolCallDenied,
+    ToolCallInputProvided,
     UserMessageReceived,
     phase,
     replace_surrogates,
@@ -22,6 +25,15 @@ from ._runtime import AgentRuntime
 
 MAX_MESSAGE_CHARS = 1_000_000
 """The longest user message :meth:`Session.send` accepts."""
+
+
+class SessionStopped(RuntimeError):
+    """An input was given to a session that no longer runs: nothing was sent, applied or logged.
+
+    The ``async with agent.running()`` (or ``open_session``) block ended, or an
+    error stopped the session (it is the ``__cause__``). Send inputs inside the
+    block; to go on with a durable session, open it again with ``open_session``.
+    """
 
 
 def _turn_waits(state: AgentState) -> bool:
@@ -46,6 +58,23 @@ class Session:
     def __init__(self, machine: Machine[AgentState, AgentInput, Effect], runtime: AgentRuntime) -> None:
         self.machine = machine
         self._runtime = runtime
+        self.stopped = False  # set once the block of ``Agent.running()`` that made it ended
+
+    def _refuse_if_stopped(self, what: str) -> None:
+        """Raise :class:`SessionStopped` if inputs can no longer reach the session (``what``: the input refused)."""
+        failure = self.machine.failure
+        if not self.stopped and failure is None:
+            return
+        name = self.machine.current().session_id
+        session = f"session {name!r}" if name else "the session"
+        if failure is not None:
+            why = f"{session} stopped because of an error ({type(failure).__name__}: {failure})"
+        else:
+            why = f"{session} has stopped: the `async with agent.running()` (or `open_session`) block ended"
+        raise SessionStopped(
+            f"{why}; {what} was not sent, and nothing was applied or logged: send inputs inside the block, "
+            "or open the session again (open_session) to go on with it"
+        ) from failure
 
     @property
     def state(self) -> AgentState:
@@ -76,6 +105,7 @@ class Session:
         surrogates (a file name that is not UTF-8, bytes decoded with
         ``surrogateescape``) become U+FFFD, as in every text from outside: no log can hold them.
         """
+        self._refuse_if_stopped("the message")
         if len(text) > MAX_MESSAGE_CHARS:
             raise ValueError(
                 f"a user message may have at most {MAX_MESSAGE_CHARS:,} characters, got {len(text):,}; "
@@ -88,17 +118,36 @@ class Session:
 
     def approve(self, tool_call_id: str) -> None:
         """Approve a tool call awaiting approval (``tool-call-approved``): it runs next."""
+        self._refuse_if_stopped(f"the approval of tool call {tool_call_id!r}")
         self.dispatch(ToolCallApproved(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id))
 
     def deny(self, tool_call_id: str, reason: str = "") -> None:
         """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``."""
+        self._refuse_if_stopped(f"the denial of tool call {tool_call_id!r}")
         denied = ToolCallDenied(
             timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=replace_surrogates(reason)
         )
         self.dispatch(denied)
 
+    def answer(self, tool_call_id: str, responses: Mapping[str, Any]) -> None:
+        """Answer the questions a tool call asked (``tool-call-input-provided``): the call runs again with them.
+
+        ``responses`` maps each question's key (from the call's ``input_requests``)
+        to its answer, in the protocol's shape (for MCP, ``{"action": "accept",
+        "content": {...}}``, or ``{"action": "decline"}``). Raises ``ValueError``
+        (nothing sent) for answers that are not JSON.
+        """
+        try:
+            text = json.dumps(dict(responses), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"expected answers that are JSON values, key -> answer; {error}") from None
+        text = replace_surrogates(text)
+        inp = ToolCallInputProvided(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, responses=text)
+        self.dispatch(inp)
+
     def cancel(self, reason: str = "") -> None:
         """Stop the current turn (``re-act-cancelled``): running tools are cancelled, open calls closed."""
+        self._refuse_if_stopped("the cancel")
         self.dispatch(ReActCancelled(timestamp=self._runtime.stamp(), reason=replace_surrogates(reason)))
 
     def dispatch(self, inp: AgentInput) -> None:
@@ -106,6 +155,7 @@ class Session:
 
         The agent's ``secrets`` in it are replaced by ``[redacted]`` first: the log is shared, so a
         secret a person types into a message is kept out of it like one a tool returns."""
+        self._refuse_if_stopped(f"the {type(inp).__struct_config__.tag} input")
         self.machine.dispatch(self._runtime.redactor.input(inp))
 
     def now_ms(self) -> int:

@@ -132,6 +132,16 @@ class Machine(Generic[S, I, E]):
         whose commit is in flight (it goes back to the state before that batch if the commit fails)."""
         return self._core.current()
 
+    @property
+    def failure(self) -> BaseException | None:
+        """The error that stopped the machine, once one did (``None`` while none has; reset when it runs again)."""
+        return self._failure
+
+    @property
+    def is_running(self) -> bool:
+        """Whether the machine runs now: inside ``running()``, and not stopped by an error."""
+        return self._running and self._failure is None
+
     def running_keys(self) -> tuple[str, ...]:
         """Keys of the effects running now (started, not ended, not cancelled), in start order."""
         return self._core.running_keys()

@@ -18,6 +18,7 @@ from agent_core import (
     ToolSuccess,
     llm_context,
     tag_of,
+    tool_call_id_of,
 )
 
 from ._conventions import Conventions, tool_failure_kind
@@ -67,7 +68,7 @@ def turn_end(after: AgentState, conventions: Conventions) -> End:
 def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start:
     """The span of an effect the state started deriving under ``key``."""
     if key.startswith("call-tool:"):
-        call_id = key.removeprefix("call-tool:")
+        call_id = tool_call_id_of(key)
         record = state.tool_calls[call_id]
         attributes = common(state.session_id, conventions, "execute_tool")
         attributes.update(

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, effects_at, tag_of
+from agent_core import AgentInput, AgentState, effects_at, tag_of, tool_call_id_of
 
 from .._machine import reconcile
 from .._store import answered_by
@@ -61,7 +61,6 @@ class _Open(msgspec.Struct, kw_only=True):
     start_ms: int
     attributes: Attributes
     events: list[SpanEvent]
-    span_key: str = ""
 
 
 class SpanProjection:
@@ -105,7 +104,7 @@ class SpanProjection:
                 SpanEvent(name=tag_of(inp), timestamp=at, attributes=input_event(seq, inp))
             )
         for key in filter(_traced, plan.start):
-            self._start(key, new_turn, at, seq, effect_start(key, after, self.conventions), _span_key(key, after))
+            self._start(key, new_turn, at, seq, effect_start(key, after, self.conventions))
         return done
 
     def open_spans(self, now_ms: int) -> list[SpanData]:
@@ -126,9 +125,7 @@ class SpanProjection:
         """Whether a span for ``key`` is open."""
         return key in self._open
 
-    def _start(
-        self, key: str, parent: str | None, at: int, seq: int, spec: tuple[str, str, Attributes], span_key: str = ""
-    ) -> None:
+    def _start(self, key: str, parent: str | None, at: int, seq: int, spec: tuple[str, str, Attributes]) -> None:
         name, kind, attributes = spec
         attributes = {**attributes, "agent_core.log.seq": seq, "agent_core.effect.key": key}
         if self.replayed:
@@ -140,7 +137,6 @@ class SpanProjection:
             start_ms=at,
             attributes=attributes,
             events=[],
-            span_key=span_key,
         )
 
     def _end(self, key: str, at: int, seq: int, outcome: tuple[Attributes, str, int | None]) -> list[SpanData]:
@@ -158,7 +154,7 @@ class SpanProjection:
                 name=span.name,
                 kind=span.kind,
                 trace_id=trace_id_of(sid),
-                span_id=span_id_of(sid, span.span_key or key),
+                span_id=span_id_of(sid, key),
                 parent_id=None if span.parent is None else span_id_of(sid, span.parent),
                 start_ms=start,
                 end_ms=at,
@@ -180,8 +176,7 @@ class SpanProjection:
             return
         self._start(turn_key, None, state.turn.started_at, state.step, turn_start(state, self.conventions))
         for key in filter(_traced, effects_at(state)):
-            spec = effect_start(key, state, self.conventions)
-            self._start(key, turn_key, _started_at(key, state), state.step, spec, _span_key(key, state))
+            self._start(key, turn_key, _started_at(key, state), state.step, effect_start(key, state, self.conventions))
 
 
 def _traced(key: str) -> bool:
@@ -194,19 +189,9 @@ def _turn_key(state: AgentState) -> str | None:
 
 def _started_at(key: str, state: AgentState) -> int:
     if key.startswith("call-tool:"):
-        record = state.tool_calls.get(key.removeprefix("call-tool:"))
+        record = state.tool_calls.get(tool_call_id_of(key))
         if record is not None and record.requested_at:
             return record.requested_at
     if key.startswith("call-llm:") and state.called_llm_at:
         return state.called_llm_at
     return state.timestamp
-
-
-def _span_key(key: str, state: AgentState) -> str:
-    """What names the span of effect ``key``: the key, but a retried tool call's attempt after the first is
-    ``<key>#<attempt>``, so each attempt has a span id of its own."""
-    if key.startswith("call-tool:"):
-        record = state.tool_calls.get(key[len("call-tool:") :])
-        if record is not None and record.attempt:
-            return f"{key}#{record.attempt}"
-    return ""

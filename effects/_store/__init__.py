@@ -9,12 +9,14 @@ from ._errors import (
     NotAStore,
     ReplayDiverged,
     SessionExists,
+    SessionLeased,
     SessionNotFound,
     StoreDamaged,
     StoreError,
     StoreUnavailable,
 )
 from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
+from ._follow import leasing as leasing
 from ._fork import fork_session
 
 # For the other parts of effects (not public names):
@@ -26,12 +28,13 @@ from ._journal import Durability as Durability
 from ._journal import SessionJournal
 from ._jsonl import export_session, import_session
 from ._jsonl import parse_log as parse_log
+from ._lease import DEFAULT_LEASE_MS, DEFAULT_RENEW_MS, LeaseTerms
 from ._load import load_state
 from ._memory import MemoryStore
 from ._open import open_store
 from ._postgres import InputsListener, PostgresStore
 from ._protocol import EventStore, session_exists
-from ._records import Origin, SessionInfo, Snapshot, StoredInput, chain_hash
+from ._records import Lease, Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 from ._sqlite import SqliteStore
@@ -42,10 +45,14 @@ from ._writer import PendingCommit
 
 __all__ = [
     "DEFAULT_FOLLOW_INTERVAL",
+    "DEFAULT_LEASE_MS",
+    "DEFAULT_RENEW_MS",
     "DEFAULT_SNAPSHOT_EVERY",
     "ConcurrencyError",
     "EventStore",
     "InputsListener",
+    "Lease",
+    "LeaseTerms",
     "LogDamaged",
     "MemoryStore",
     "NotAStore",
@@ -57,6 +64,7 @@ __all__ = [
     "SessionExists",
     "SessionInfo",
     "SessionJournal",
+    "SessionLeased",
     "SessionNotFound",
     "SharedStore",
     "Snapshot",

@@ -2,6 +2,7 @@
 
     StoreError
     ├── ConcurrencyError   another writer appended to the session first: reload and retry
+    ├── SessionLeased      another writer holds the session's lease (or took it over): stop it, or wait
     ├── SessionNotFound    no session by that id in the store (also a KeyError)
     ├── SessionExists      creating (forking, importing) a session whose id is taken
     ├── NotAStore          the file is not an agent-core store (not SQLite, or another schema)
@@ -15,7 +16,11 @@ Bad JSON-lines files raise :class:`agent_core.DecodeError` (with the line number
 
 from __future__ import annotations
 
+import datetime
+
 from agent_core import STATE_FORMAT
+
+from ._records import Lease
 
 
 class StoreError(Exception):
@@ -43,6 +48,55 @@ class ConcurrencyError(StoreError):
         else:
             problem = f"has {actual} inputs, but the append expected {expected}: another writer appended first"
         super().__init__(f"session {session_id!r} {problem}; reload the session and retry")
+
+
+class SessionLeased(StoreError):
+    """Another writer holds the session's lease: one writer per session, and this one is not it.
+
+    Raised when a session is opened while a live writer holds it (``taken=False``),
+    and when a writer's append, or its renewal, finds that the lease passed to
+    another writer after it expired (``taken=True``: this writer is fenced off;
+    nothing of the batch was written). ``holder`` is the lease the store holds
+    now (``None``: nobody's, as after the other writer closed the session),
+    ``now`` the store's time then, in ms since the epoch.
+    """
+
+    def __init__(self, session_id: str, holder: Lease | None, now: int, *, taken: bool = False) -> None:
+        self.session_id = session_id
+        self.holder = holder
+        self.now = now
+        self.taken = taken
+        super().__init__(self._explain())
+
+    @property
+    def expires_in(self) -> float:
+        """Seconds until the holder's lease expires unless renewed (0: it has; or nobody holds it)."""
+        if self.holder is None:
+            return 0.0
+        return max(0, self.holder.expires_at - self.now) / 1000
+
+    def _explain(self) -> str:
+        name, holder = self.session_id, self.holder
+        if self.taken:
+            now = (
+                "nobody holds it now"
+                if holder is None
+                else f"{holder.holder} holds it since {shown_time(holder.acquired_at)}"
+            )
+            return (
+                f"session {name!r}: this writer's lease on it expired and was taken over ({now}): it was not "
+                "renewed in time (the process stalled, or could not reach the store); this writer is fenced "
+                "off and nothing of its batch was written; open the session again (open_session) to go on "
+                "from what the store holds"
+            )
+        assert holder is not None
+        return (
+            f"session {name!r} is being run by another writer, {holder.holder}, since "
+            f"{shown_time(holder.acquired_at)}; its lease expires at {shown_time(holder.expires_at)} "
+            f"(in {self.expires_in:.0f} s) unless that writer renews it, as a live one does: one writer per "
+            "session. Close the session there first; if that process is gone (killed, crashed), open the "
+            "session again once the lease expired"
+        )
 
 
 class SessionNotFound(StoreError, KeyError):
@@ -175,3 +229,12 @@ UNREGISTERED_ADVICE = (
     "import the module that registers them first (agent-core --import MODULE ..., or an entry point in the "
     "group agent_core.extensions; in Python, import it before opening the session)"
 )
+
+
+def shown_time(ms: int) -> str:
+    """``ms`` since the epoch as a UTC time a person reads: ``2026-11-27 12:00:31 UTC``."""
+    try:
+        moment = datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms since the epoch"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -20,6 +20,7 @@ import anyio
 from agent_core import AgentInput, AgentState
 
 from ._errors import ConcurrencyError
+from ._lease import LeasedStore
 from ._postgres import PostgresStore
 from ._protocol import EventStore
 from ._records import Origin, SessionInfo, Snapshot, StoredInput
@@ -37,18 +38,26 @@ class SharedStore:
     with the same chain hashes (so the same bytes after the same history),
     skips them and appends the rest: the running session re-appending a
     decision it picked up from the log. Any other conflict still raises
-    :class:`ConcurrencyError`.
+    :class:`ConcurrencyError`. The wrapped store's leases are the sessions'
+    leases (see :func:`leasing`).
     """
 
     def __init__(self, store: EventStore) -> None:
         self.store = store
 
     def append(
-        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
+        self,
+        session_id: str,
+        records: Sequence[StoredInput],
+        *,
+        expected: int,
+        parent: Origin | None = None,
+        lease: str | None = None,
     ) -> None:
         """Append ``records``, skipping those another writer already stored identically (see the class)."""
+        fence = {} if lease is None else {"lease": lease}  # a store of the user's own may know no leases
         try:
-            self.store.append(session_id, records, expected=expected, parent=parent)
+            self.store.append(session_id, records, expected=expected, parent=parent, **fence)
         except ConcurrencyError:
             stored = list(self.store.read(session_id, expected + 1, expected + len(records)))
             same = 0
@@ -60,7 +69,7 @@ class SharedStore:
             if same == 0:
                 raise
             if same < len(records):
-                self.store.append(session_id, records[same:], expected=expected + same)
+                self.store.append(session_id, records[same:], expected=expected + same, parent=parent, **fence)
 
     def read(self, session_id: str, start: int = 1, stop: int | None = None) -> Iterator[StoredInput]:
         """See :meth:`EventStore.read`."""
@@ -85,6 +94,13 @@ class SharedStore:
     def close(self) -> None:
         """Close the wrapped store."""
         self.store.close()
+
+
+def leasing(store: EventStore) -> LeasedStore | None:
+    """The store that keeps the leases of ``store``'s sessions: itself, or the store a :class:`SharedStore` wraps;
+    ``None`` for a store of the user's own without leases (its sessions are checked by their length alone)."""
+    inner = store.store if isinstance(store, SharedStore) else store
+    return inner if isinstance(inner, LeasedStore) else None
 
 
 class _Running(Protocol):

@@ -13,7 +13,7 @@ from ._commit_verdicts import Commit, Verdicts
 from ._integrity import Encoded, Position, chain, continuing, fold_inputs
 from ._load import load_for_append
 from ._protocol import EventStore
-from ._records import Origin, Snapshot, StoredInput
+from ._records import Lease, Origin, Snapshot, StoredInput
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY, SnapshotSchedule, take_snapshot
 
 Durability = Literal["input", "turn"]
@@ -40,6 +40,11 @@ class SessionJournal:
     all sessions of the store share each fsync. ``durability="turn"`` keeps a
     running turn's inputs back and commits them when the turn ends or waits
     for a person (approval): a crash then loses at most the turn in progress.
+
+    ``lease`` (from ``store.acquire_lease``) makes the journal its session's
+    one writer: each batch carries the lease's token, and the store refuses
+    it (:class:`SessionLeased`, nothing written) once another writer took the
+    lease over. Without one, a batch is checked by its expected length alone.
     """
 
     def __init__(
@@ -52,6 +57,7 @@ class SessionJournal:
         parent: Origin | None = None,
         snapshot_seq: int = 0,
         durability: Durability = "input",
+        lease: Lease | None = None,
     ) -> None:
         if durability not in ("input", "turn"):
             raise ValueError(f"durability expects 'input' or 'turn', got {durability!r}")
@@ -65,6 +71,8 @@ class SessionJournal:
         self._pending: list[StoredInput] = []
         self._snapshot: Snapshot | None = None
         self._verdicts = Verdicts()
+        self.lease = lease
+        self._fence: dict[str, str] = {} if lease is None else {"lease": lease.owner}  # what each write carries
 
     @classmethod
     def open(
@@ -74,10 +82,12 @@ class SessionJournal:
         *,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
         durability: Durability = "input",
+        lease: Lease | None = None,
     ) -> SessionJournal:
         """A journal continuing an existing session (loaded from its snapshot and tail).
 
         Raises :class:`LogDamaged` when any record fails the hash chain: nothing is appended to a damaged log.
+        Take the session's ``lease`` before loading it, so that no other writer appends after the load.
         """
         position, used = load_for_append(store, session_id)
         return cls(
@@ -87,6 +97,7 @@ class SessionJournal:
             snapshot_every=snapshot_every,
             snapshot_seq=used,
             durability=durability,
+            lease=lease,
         )
 
     @property
@@ -159,7 +170,7 @@ class SessionJournal:
         if submit is None:
             try:
                 if records:
-                    self.store.append(self.session_id, records, expected=expected, parent=parent)
+                    self.store.append(self.session_id, records, expected=expected, parent=parent, **self._fence)
                 if snapshot is not None:
                     self.store.save_snapshot(self.session_id, snapshot)
             except Exception as error:  # as a writer's failed commit: the journal stops here
@@ -167,7 +178,7 @@ class SessionJournal:
                 raise
             return None
         return self._verdicts.handed(
-            submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot)
+            submit(self.session_id, records, expected=expected, parent=parent, snapshot=snapshot, **self._fence)
         )
 
     def snapshot(self) -> None:

@@ -120,10 +120,37 @@ def timestamp_of(data: bytes) -> int:
 
 
 class Append(msgspec.Struct, frozen=True, gc=False):
-    """One job of a store's group writer: a session's records (if any) and a snapshot taken at the last of them."""
+    """One job of a store's group writer: a session's records (if any) and a snapshot taken at the last of them.
+
+    ``lease`` is the owner token of the writer's lease (``None``: a writer without one, checked by length alone).
+    """
 
     session_id: str
     records: Sequence[StoredInput]
     expected: int
     parent: Origin | None = None
     snapshot: Snapshot | None = None
+    lease: str | None = None
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True):
+    """The lease on one session's writing, as the store records it.
+
+    ``owner`` is a random token of one opener (every append of that writer
+    carries it, and the store refuses an append whose token is no longer the
+    session's: *fencing*); ``holder`` says who it is (``pid 4242 on web-1``);
+    ``acquired_at`` and ``expires_at`` are ms since the epoch on the store's
+    clock. A live writer renews it well before it expires; another writer may
+    take the session over only once it has, or at once when the holder is a
+    process of the same machine that no longer exists: ``host`` names the
+    machine (its host name, boot and process namespace; ``""`` where they
+    cannot be known) and ``pid`` the process.
+    """
+
+    session_id: str
+    owner: str
+    holder: str
+    acquired_at: int
+    expires_at: int
+    host: str = ""
+    pid: int = 0

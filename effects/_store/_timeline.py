@@ -11,9 +11,11 @@ from agent_core import (
     ReActObserved,
     TimerFired,
     ToolCallCompleted,
+    ToolCallInputRequired,
     effects_at,
     phase,
     tag_of,
+    tool_call_id_of,
 )
 
 from .._machine import reconcile
@@ -119,8 +121,8 @@ def timeline_entry(
 
 def answered_by(inp: AgentInput, key: str) -> bool:
     """Whether ``inp`` is the outcome of the effect ``key`` (so the key ended, rather than being cancelled)."""
-    if isinstance(inp, ToolCallCompleted):
-        return key == "call-tool:" + inp.tool_call_id
+    if isinstance(inp, ToolCallCompleted | ToolCallInputRequired):  # a result, or a question that ends the attempt
+        return key.startswith("call-tool:") and tool_call_id_of(key) == inp.tool_call_id
     if isinstance(inp, TimerFired):
         return key.startswith("wait-until:")
     if isinstance(inp, LlmCallFailed) or tag_of(inp) in _MODEL_ANSWERS:

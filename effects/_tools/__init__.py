@@ -1,6 +1,7 @@
 """Tools: plain functions the model can call, their schemas, and running one call."""
 
 from ._limits import ToolLimits
+from ._outcomes import InputRequired, Resumption, TaskCreated, ToolOutcome
 from ._process import ProcessLimits, set_process_limits
 from ._retry import error_code, retry
 from ._schema import CALL_ID_PARAMETER
@@ -10,11 +11,15 @@ from ._toolbox import Toolbox
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "InputRequired",
     "ProcessLimits",
+    "Resumption",
     "SessionSlots",
     "Slots",
+    "TaskCreated",
     "Tool",
     "ToolLimits",
+    "ToolOutcome",
     "Toolbox",
     "error_code",
     "retry",

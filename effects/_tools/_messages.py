@@ -87,3 +87,11 @@ def unencodable(tool: str, call_id: str, value: Any, error: Exception) -> str:
         f"tool {tool!r} returned a value of type {type(value).__name__} that cannot be encoded as JSON (tool call {call_id!r}): "
         f"{error}. This is a bug in the tool, not in the call"
     )
+
+
+def cannot_resume(tool: str, tool_call_id: str) -> str:
+    """A call to resume that its tool cannot resume (it neither asks questions nor follows tasks)."""
+    return (
+        f"tool {tool!r} cannot resume a call (tool call {tool_call_id!r}): it asks no questions and follows no "
+        "remote task; call it again"
+    )

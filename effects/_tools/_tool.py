@@ -43,6 +43,7 @@ from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolRetry, ToolS
 from . import _messages
 from ._cancel import cancelled_by_caller
 from ._docstring import parse_docstring
+from ._outcomes import Resumption, ToolOutcome
 from ._retry import failure_code
 from ._schema import Signature, describe_parameters
 
@@ -151,6 +152,24 @@ class Tool(Generic[P, R_co]):
                 raise
             return ToolFailure(error=_messages.cancelled_inside(self.name, tool_call_id), code="cancelled")
         return self._encode(value, tool_call_id)
+
+    async def attempt(
+        self,
+        arguments: str,
+        tool_call_id: str,
+        resumption: Resumption | None = None,
+        *,
+        threads: anyio.CapacityLimiter | None = None,
+    ) -> ToolOutcome:
+        """One attempt at a call: a result, a question for a person, or a remote task (see :class:`Resumption`).
+
+        A ``@tool`` function neither asks nor hands work to a task, so it runs
+        (:meth:`invoke`); asked to resume a call, it fails, saying so. Tools that
+        can suspend a call (an MCP server's, a remote agent's) override this.
+        """
+        if resumption is not None:
+            return ToolFailure(error=_messages.cannot_resume(self.name, tool_call_id))
+        return await self.invoke(arguments, tool_call_id, threads=threads)
 
     def _encode(self, value: Any, tool_call_id: str) -> ToolResult:
         if isinstance(value, str):

@@ -7,12 +7,13 @@ from typing import Any
 
 import anyio
 
-from agent_core import ToolDefinition, ToolFailure, ToolResult, not_registered
+from agent_core import ToolDefinition, ToolFailure, not_registered
 
 from .._clock import TIMED_OUT, Clock, run_until, take_final
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import PerLoop, ToolLimits, truncated, writable
+from ._outcomes import InputRequired, Resumption, TaskCreated, ToolOutcome, checked
 from ._process import process_threads
 from ._slots import Slots
 from ._tool import Tool, tool
@@ -66,13 +67,17 @@ class Toolbox:
         """The definitions ``session-started`` records, in registration order."""
         return tuple(t.definition for t in self._tools.values())
 
-    async def run(self, name: str, arguments: str, tool_call_id: str, clock: Clock) -> ToolResult:
-        """Run one call to completion: a result, never an exception (cancellation aside).
+    async def run(
+        self, name: str, arguments: str, tool_call_id: str, clock: Clock, resumption: Resumption | None = None
+    ) -> ToolOutcome:
+        """Run one attempt at a call to its end: an outcome, never an exception (cancellation aside).
 
         An unknown name and a call that outlives its timeout (the tool's
         ``timeout_ms``, else the toolbox's default, measured on ``clock``)
         become failures the model reads; a result longer than
         ``max_result_chars`` is cut, with a marker giving its full length.
+        A tool that suspends the call (:class:`InputRequired`, :class:`TaskCreated`)
+        is attempted again with a ``resumption``; each attempt has the timeout.
         """
         final = take_final()  # the caller's last wait (effects._clock.final_wait): this call, not the tool's own waits
         found = self._tools.get(name)
@@ -80,30 +85,44 @@ class Toolbox:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools), code="not-registered")
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
         if timeout is None:
-            result = await self._invoke(found, arguments, tool_call_id)
+            outcome = await self._attempt(found, arguments, tool_call_id, resumption)
         else:
-            result = await self._with_timeout(found, arguments, tool_call_id, clock, timeout, final)
-        return truncated(writable(result), self.limits.max_result_chars)
+            outcome = await self._with_timeout(found, arguments, tool_call_id, resumption, clock, timeout, final)
+        if isinstance(outcome, InputRequired | TaskCreated):
+            return checked(outcome, name, tool_call_id)
+        return truncated(writable(outcome), self.limits.max_result_chars)
 
-    async def _invoke(self, found: Tool[..., Any], arguments: str, tool_call_id: str) -> ToolResult:
-        """One call; a sync tool's thread comes from this toolbox's share, then from the process's."""
+    async def _attempt(
+        self, found: Tool[..., Any], arguments: str, tool_call_id: str, resumption: Resumption | None
+    ) -> ToolOutcome:
+        """One attempt; a sync tool's thread comes from this toolbox's share, then from the process's."""
         if found.is_async or found.inline:
-            return await found.invoke(arguments, tool_call_id)
+            return await found.attempt(arguments, tool_call_id, resumption)
         own, shared = self._threads.current(), process_threads()
         if shared is None:
-            return await found.invoke(arguments, tool_call_id, threads=own)
+            return await found.attempt(arguments, tool_call_id, resumption, threads=own)
         async with Slots((own,)):
-            return await found.invoke(arguments, tool_call_id, threads=shared)
+            return await found.attempt(arguments, tool_call_id, resumption, threads=shared)
 
     async def _with_timeout(
-        self, found: Tool[..., Any], arguments: str, tool_call_id: str, clock: Clock, timeout_ms: int, final: bool
-    ) -> ToolResult:
-        result = await run_until(
-            clock, clock.now_ms() + timeout_ms, lambda: self._invoke(found, arguments, tool_call_id), final=final
+        self,
+        found: Tool[..., Any],
+        arguments: str,
+        tool_call_id: str,
+        resumption: Resumption | None,
+        clock: Clock,
+        timeout_ms: int,
+        final: bool,
+    ) -> ToolOutcome:
+        outcome = await run_until(
+            clock,
+            clock.now_ms() + timeout_ms,
+            lambda: self._attempt(found, arguments, tool_call_id, resumption),
+            final=final,
         )
-        if result is TIMED_OUT:
+        if outcome is TIMED_OUT:
             return ToolFailure(
                 error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent),
                 code="timeout",
             )
-        return result
+        return outcome

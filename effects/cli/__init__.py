@@ -26,6 +26,7 @@ _COMMANDS = (
     "show",
     "stats",
     "ui",
+    "mcp-serve",
     "workflow",
     "worker",
     "submit",
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE", help=IMPORT_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
-        importlib.import_module(f"effects.cli.{name}").register(subparsers)
+        importlib.import_module(f"effects.cli.{name.replace('-', '_')}").register(subparsers)
     for sub in subparsers.choices.values():  # also accepted after the command's name
         sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
         sub.add_argument(

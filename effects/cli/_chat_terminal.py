@@ -4,7 +4,8 @@ what the session does as it happens."""
 from __future__ import annotations
 
 import functools
-from typing import TextIO
+import json
+from typing import Any, TextIO
 
 from agent_core import (
     AgentState,
@@ -122,14 +123,40 @@ def _turn(background: BackgroundSession, session: Session, text: str) -> None:
 
 
 def _decide(background: BackgroundSession, session: Session, state: AgentState) -> None:
-    """Ask the user about each call awaiting approval (Ctrl-C here cancels the turn)."""
+    """Ask the user about each call awaiting approval, or the questions a tool asked (Ctrl-C cancels the turn)."""
     assert state.turn is not None
     for call_id in state.turn.awaiting_ids:
         record = state.tool_calls[call_id]
-        if ask(f"Allow {record.name}({shorten(record.parameters)})? [y/N] "):
+        if record.status == "awaiting-input":
+            answers = _answers(record.name, record.input_requests)
+            background.call(functools.partial(session.answer, call_id, answers))
+        elif ask(f"Allow {record.name}({shorten(record.parameters)})? [y/N] "):
             background.call(functools.partial(session.approve, call_id))
         else:
             background.call(functools.partial(session.deny, call_id, "declined at the prompt"))
+
+
+def _answers(tool: str, requests: str) -> dict[str, Any]:
+    """A tool's questions (MCP's shape) asked at the prompt: a JSON answer per question, empty to decline."""
+    answers: dict[str, Any] = {}
+    for key, request in json.loads(requests).items():
+        params = request.get("params", {}) if isinstance(request, dict) else {}
+        question = params.get("message") if isinstance(params, dict) else None
+        print(f"{tool} asks: {question or json.dumps(request)}")
+        while True:
+            try:
+                text = input("answer (JSON, such as {\"field\": \"value\"}; empty declines): ").strip()
+            except EOFError:
+                text = ""
+            if not text:
+                answers[key] = {"action": "decline"}
+                break
+            try:
+                answers[key] = {"action": "accept", "content": json.loads(text)}
+                break
+            except ValueError as error:
+                print(f"[not JSON: {error}]")
+    return answers
 
 
 def ask(question: str) -> bool:

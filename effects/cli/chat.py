@@ -101,7 +101,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the chat; the exit code is 0 after a normal end, 2 for a configuration problem."""
     try:
-        model, label, tools = _configure(args)
+        model, label, tools = configure_model(args)
         tools += [t for path in args.tools for t in load_tools(path)]
     except Exception as error:  # a bad flag, a missing extra or key, a tools file that fails: say it, no traceback
         print(f"agent-core chat: {error}", file=sys.stderr)
@@ -144,7 +144,7 @@ def resume_command(args: argparse.Namespace, session_id: str) -> str:
     return shlex.join(words)
 
 
-def _configure(args: argparse.Namespace) -> tuple[Model | None, str, list[Tool[..., Any]]]:
+def configure_model(args: argparse.Namespace) -> tuple[Model | None, str, list[Tool[..., Any]]]:
     """The model the flags and environment ask for (``None`` when no model is named)."""
     if args.demo:
         return chat_demo_model(), "the scripted demo model", chat_demo_tools(CLOCK)
@@ -186,11 +186,24 @@ class _McpLogLine(logging.Handler):
         print(f"[MCP server: {text}]", file=sys.stderr)
 
 
-def _mcp_logs_as_lines() -> None:
+def mcp_logs_as_lines() -> None:
     logger = logging.getLogger("mcp")
     if not any(isinstance(handler, _McpLogLine) for handler in logger.handlers):
         logger.addHandler(_McpLogLine(logging.WARNING))
         logger.propagate = False
+
+
+async def mcp_tools(stack: AsyncExitStack, servers: list[str]) -> list[Tool[..., Any]]:
+    """The tools of the MCP servers named by ``--mcp`` (a command, or an http(s) URL), each open until ``stack``
+    closes; what the SDK logs about them is one line on stderr."""
+    if servers:
+        mcp_logs_as_lines()
+    tools: list[Tool[..., Any]] = []
+    for spec in servers:
+        where = {"url": spec} if spec.startswith(("http://", "https://")) else {"command": shlex.split(spec)}
+        server = await stack.enter_async_context(McpServer(**where))
+        tools += server.tools()
+    return tools
 
 
 def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]], session_id: str) -> Callable[[], Any]:
@@ -199,13 +212,7 @@ def _opener(args: argparse.Namespace, model: Model, tools: list[Tool[..., Any]],
         async with AsyncExitStack() as stack:
             if hasattr(model, "__aenter__"):
                 await stack.enter_async_context(model)  # type: ignore[arg-type]
-            all_tools = list(tools)
-            if args.mcp:
-                _mcp_logs_as_lines()
-            for spec in args.mcp:
-                where = {"url": spec} if spec.startswith(("http://", "https://")) else {"command": shlex.split(spec)}
-                server = await stack.enter_async_context(McpServer(**where))
-                all_tools += server.tools()
+            all_tools = [*tools, *await mcp_tools(stack, args.mcp)]
             store = open_store(args.db)
             stack.callback(store.close)
             config = AgentConfig(system_prompt=args.system)

@@ -9,9 +9,10 @@ import socket
 import sys
 from typing import Any
 
-from .._extras import install_command
-from .._store import open_store
+from .._extras import MissingExtra, install_command
+from .._store import EventStore, open_store
 from .._ui import create_app
+from ..protocols import StoredSessions, ag_ui_app
 from ._logs import STORE_HELP, CommandError, add_dsn, command, opened
 
 EPILOG = """\
@@ -21,6 +22,9 @@ model's context at any model call, replay --verify, fork here, and Approve /
 Deny buttons for tool calls waiting for a person (they write the decision into
 the log; a session running under follow_store continues). The page
 follows a live session as records arrive. It is served on loopback only.
+With the ag-ui extra, the same server speaks AG-UI at /ag-ui (POST a
+RunAgentInput; GET /ag-ui/threads/SESSION/events follows a session): messages
+and answers sent there are appended for the worker that runs the session.
 """
 
 
@@ -38,6 +42,17 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="a loopback address (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="the port (default: 8765; 0 picks a free one)")
     parser.set_defaults(func=command("ui", run))
+
+
+def mount_ag_ui(app: Any, store: EventStore) -> None:
+    """Serve the store's sessions over AG-UI at ``/ag-ui`` beside the viewer (when the ``ag-ui`` extra is there):
+    messages and answers sent there are appended for the worker that runs the session."""
+    try:
+        endpoint = ag_ui_app(StoredSessions(store))
+    except MissingExtra:
+        print("agent-core ui: no AG-UI endpoint (pip install 'agent-core[ag-ui]' adds it at /ag-ui)", file=sys.stderr)
+        return
+    app.mount("/ag-ui", endpoint)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         store = open_store(args.db, readonly=False)
         try:
             app = create_app(store, hosts=[args.host])
+            mount_ag_ui(app, store)
             port = sock.getsockname()[1]
             where = f"[{args.host}]" if ":" in args.host else args.host
             print(f"agent-core ui: serving {args.db} on http://{where}:{port}/ (Ctrl-C stops)", file=sys.stderr)

@@ -7,6 +7,17 @@ async context manager: the server process lives exactly as long as the
 Whatever goes wrong in a call (a JSON-RPC error, an ``isError`` result, a
 server that died) becomes a ``ToolFailure`` the model reads, never an
 exception.
+
+It follows the stateless revision (2026-07-28) through the official SDK. A
+server's ``input_required`` result suspends the call: the questions are
+logged (``tool-call-input-required``) and wait for a person; the call is sent
+again with the answers and the server's ``requestState``. With the tasks
+extension a server may hand the call to a task: its id is logged
+(``tool-call-task-created``) and the call follows it with ``tasks/get``
+(``tasks/update`` carries answers to a task's questions); a session resumed
+after a crash follows the task again, and never sends the call twice. The
+server's tools are offered in the order of their names, whatever order it
+lists them in, so the same server always makes the same ``session-started``.
 """
 
 from __future__ import annotations
@@ -15,18 +26,16 @@ import json
 import sys
 from collections.abc import Collection, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
+
+import anyio
 
 from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
 
 from .._arguments import arguments_object
 from .._text import clip
-from .._tools import Tool
+from .._tools import InputRequired, Resumption, TaskCreated, Tool, ToolOutcome
 from ._extras import require
-
-if TYPE_CHECKING:
-    import anyio
-
 
 MAX_TOOL_PAGES = 100
 """The most pages of ``tools/list`` read from one server before it is refused (a server paging forever)."""
@@ -62,8 +71,13 @@ class McpServer:
         requires_approval: bool | Collection[str] = False,
         timeout_ms: int | None = None,
         errlog: IO[str] | None = None,
+        tasks: bool = True,
     ) -> None:
         self._mcp = require("mcp", extra="mcp", user="McpServer")
+        from . import _mcp_wire
+
+        self._wire = _mcp_wire
+        self._tasks = tasks
         if bool(command) == bool(url):
             raise ValueError(
                 f"McpServer needs either a command (argv) or a url, not both or neither; got {command=} {url=}"
@@ -83,7 +97,12 @@ class McpServer:
     async def __aenter__(self) -> McpServer:
         try:
             async with AsyncExitStack() as stack:
-                self._client = await stack.enter_async_context(self._mcp.Client(self._transport()))
+                client = self._mcp.Client(
+                    self._transport(),
+                    elicitation_callback=self._wire.refuse_mid_call,
+                    extensions=[self._wire.Tasks()] if self._tasks else None,
+                )
+                self._client = await stack.enter_async_context(client)
                 self.definitions = await self._list_tools()
                 self._stack = stack.pop_all()
         except BaseExceptionGroup as group:  # the SDK's task group wraps a failure of ours in a group of one
@@ -112,7 +131,7 @@ class McpServer:
             found.extend(self._definition(tool) for tool in page.tools)
             cursor = page.next_cursor
             if cursor is None:
-                return tuple(found)
+                return tuple(sorted(found, key=lambda definition: definition.name))
             if cursor in seen:
                 raise McpServerError(
                     f"MCP server {self.label!r} listed its tools in a loop: tools/list gave the cursor "
@@ -151,8 +170,10 @@ class McpServer:
         """The server's tools, to pass to an agent next to ``@tool`` functions: ``Agent(model, tools=[*server.tools()])``."""
         return tuple(McpTool(self, definition) for definition in self.definitions)
 
-    async def call(self, name: str, arguments: str) -> ToolResult:
-        """Call tool ``name`` (as listed in :attr:`definitions`) with JSON ``arguments``; a result, never an exception."""
+    async def call(self, name: str, arguments: str, resumption: Resumption | None = None) -> ToolOutcome:
+        """Call tool ``name`` (as listed in :attr:`definitions`) with JSON ``arguments``: a result, a question
+        for a person (``input_required``), or a task; never an exception. ``resumption`` sends the call again
+        with a person's answers, or follows the task it was handed to."""
         if self._client is None:
             return ToolFailure(error=f"MCP server {self.label!r} is not running (use it inside `async with`)")
         remote = self._names.get(name)
@@ -163,17 +184,83 @@ class McpServer:
         if isinstance(parsed, str):
             return ToolFailure(error=f"tool {name!r}: {parsed}; call it again with a JSON object of arguments")
         try:
-            result = await self._client.call_tool(remote, parsed)
+            if resumption is not None and resumption.task_id:
+                return await self._follow(name, resumption)
+            return await self._send(name, remote, parsed, resumption)
         except Exception as error:  # JSON-RPC errors and dead servers alike: the model reads what happened
             return ToolFailure(
                 error=f"tool {name!r} failed on MCP server {self.label!r}: {error or type(error).__name__}"
             )
-        text = result_text(result)
-        return (
-            ToolFailure(error=text or f"tool {name!r} reported an error")
-            if result.is_error
-            else ToolSuccess(content=text)
+
+    async def _send(
+        self, name: str, remote: str, arguments: dict[str, object], resumption: Resumption | None
+    ) -> ToolOutcome:
+        """``tools/call``, with the answers and state of an earlier ``input_required`` when resuming."""
+        responses = None
+        state = None
+        if resumption is not None and resumption.input_responses:
+            answers = self._wire.parsed_responses(resumption.input_responses)
+            if isinstance(answers, str):
+                return ToolFailure(error=f"tool {name!r} could not be called again with a person's answers: {answers}")
+            responses, state = answers, resumption.request_state or None
+        for _ in range(MAX_STATE_ONLY_ROUNDS):
+            result = await self._client.session.call_tool(
+                remote,
+                arguments,
+                input_responses=responses,
+                request_state=state,
+                allow_input_required=True,
+                allow_claimed=True,
+            )
+            if isinstance(result, self._wire.CreateTaskResult):
+                return TaskCreated(task_id=result.task_id)
+            if not isinstance(result, self._mcp.types.InputRequiredResult):
+                return _result(name, result)
+            if result.input_requests:  # a person answers; the call is sent again then
+                return InputRequired(
+                    requests=self._wire.questions(result.input_requests), request_state=result.request_state or ""
+                )
+            # No question, only state: the server asks to be called again (with it) shortly.
+            responses, state = None, result.request_state
+            await anyio.sleep(STATE_ONLY_DELAY)
+        return ToolFailure(
+            error=f"tool {name!r} on MCP server {self.label!r} asked to be called again {MAX_STATE_ONLY_ROUNDS} "
+            "times without a result"
         )
+
+    async def _follow(self, name: str, resumption: Resumption) -> ToolOutcome:
+        """Poll the task the call was handed to (sending a person's answers first) until it ends or asks."""
+        session, task_id = self._client.session, resumption.task_id
+        if resumption.input_responses:
+            answers = self._wire.parsed_responses(resumption.input_responses)
+            if isinstance(answers, str):
+                return ToolFailure(error=f"tool {name!r}: task {task_id!r} could not get a person's answers: {answers}")
+            encoded = {k: v.model_dump(mode="json", by_alias=True, exclude_none=True) for k, v in answers.items()}
+            await self._wire.update_task(session, task_id, encoded)
+        while True:
+            task = await self._wire.get_task(session, task_id)
+            if task.status == "completed":
+                return _result(name, self._mcp.types.CallToolResult.model_validate(task.result or {}))
+            if task.status in ("failed", "cancelled"):
+                detail = (task.error or {}).get("message") or task.status_message or "no reason given"
+                return ToolFailure(error=f"tool {name!r}: task {task_id!r} on MCP server {self.label!r} {task.status}: {detail}")
+            if task.status == "input_required" and task.input_requests:
+                return InputRequired(requests=self._wire.questions(task.input_requests))
+            await anyio.sleep(self._wire.poll_seconds(task.poll_interval_ms))
+
+
+MAX_STATE_ONLY_ROUNDS = 10
+"""How many times a server may ask to be called again without a question (state only) before the call fails."""
+
+STATE_ONLY_DELAY = 0.05
+"""Seconds before calling again a server that returned only state."""
+
+
+def _result(name: str, result: Any) -> ToolResult:
+    text = result_text(result)
+    if result.is_error:
+        return ToolFailure(error=text or f"tool {name!r} reported an error")
+    return ToolSuccess(content=text)
 
 
 def _single(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -216,7 +303,7 @@ class McpTool(Tool[..., Coroutine[Any, Any, ToolResult]]):
         self.is_async = True
 
         async def call(**arguments: Any) -> ToolResult:
-            return await server.call(definition.name, json.dumps(arguments))
+            return await self.invoke(json.dumps(arguments), "")
 
         self.fn = call
 
@@ -226,5 +313,25 @@ class McpTool(Tool[..., Coroutine[Any, Any, ToolResult]]):
     async def invoke(
         self, arguments: str, tool_call_id: str, *, threads: anyio.CapacityLimiter | None = None
     ) -> ToolResult:
-        """Run one call on the server: a result, never an exception (cancellation aside); no thread is used."""
-        return await self.server.call(self.name, arguments)
+        """Run one call on the server: a result, never an exception (cancellation aside); no thread is used.
+
+        A call the server suspends (a question, a task) needs a session to answer or follow it: here it is a
+        failure saying so; an agent's sessions use :meth:`attempt`.
+        """
+        outcome = await self.server.call(self.name, arguments)
+        if isinstance(outcome, InputRequired | TaskCreated):
+            return ToolFailure(
+                error=f"tool {self.name!r} suspended the call ({type(outcome).__name__}); run it in a session"
+            )
+        return outcome
+
+    async def attempt(
+        self,
+        arguments: str,
+        tool_call_id: str,
+        resumption: Resumption | None = None,
+        *,
+        threads: anyio.CapacityLimiter | None = None,
+    ) -> ToolOutcome:
+        """One attempt at a call: a result, the server's questions, or the task it handed the call to."""
+        return await self.server.call(self.name, arguments, resumption)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agent_core import decode_log, replay, state_hash
+from effects import SqliteStore, open_session
 from effects.cli import main
+from effects.testing import ScriptedModel
 
 
 def test_run_prints_the_conversation_and_a_hash_the_log_replays_to(
@@ -41,3 +45,17 @@ def test_run_help_explains_the_transcript(capsys: pytest.CaptureFixture[str]) ->
         main(["run", "--help"])
     assert exited.value.code == 0
     assert "a tool call the model asked for; calls asked together run in parallel" in capsys.readouterr().out
+
+
+@pytest.mark.anyio
+async def test_run_on_a_session_another_writer_runs_is_one_line_naming_the_holder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "agent.db"
+    store = SqliteStore(db)
+    async with open_session(store, "s1", ScriptedModel([])):
+        code = await anyio.to_thread.run_sync(main, ["run", "--db", str(db), "--session", "s1"])
+    store.close()
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"agent-core run: session 's1' is being run by another writer, pid {os.getpid()} on ")

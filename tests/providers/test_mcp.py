@@ -54,8 +54,8 @@ async def run_turn(model: ScriptedModel, server: McpServer, question: str) -> st
 @pytest.mark.slow  # starts an MCP server process
 async def test_the_agent_calls_the_time_server_and_the_model_sees_the_result() -> None:
     async with McpServer(TIME_SERVER) as server:
-        assert [d.name for d in server.definitions] == ["get_current_time", "convert_time"]
-        assert json.loads(server.definitions[0].parameters)["required"] == ["timezone"]
+        assert [d.name for d in server.definitions] == ["convert_time", "get_current_time"]  # by name
+        assert json.loads(server.definitions[1].parameters)["required"] == ["timezone"]
         assert server.definitions[0].idempotent  # the server hints read-only
         model = ask_then_answer("get_current_time", {"timezone": "Asia/Tokyo"})
         answer = await run_turn(model, server, "What time is it in Tokyo?")
@@ -84,8 +84,8 @@ async def test_json_rpc_errors_and_a_dead_server_are_failures_not_crashes() -> N
     label = " ".join(FAILING_SERVER)
     async with McpServer(FAILING_SERVER, prefix="x_", requires_approval={"crash"}) as server:
         assert [(d.name, d.requires_approval) for d in server.definitions] == [
-            ("x_protocol_error", False),
             ("x_crash", True),
+            ("x_protocol_error", False),
         ]
         answer = await run_turn(ask_then_answer("x_protocol_error", {}), server, "Try it.")
         assert answer == f"failed: tool 'x_protocol_error' failed on MCP server {label!r}: the backend is down"
@@ -113,7 +113,7 @@ async def test_a_streamable_http_server_works_the_same() -> None:
             assert process.stdout is not None
             url = process.stdout.readline().strip()
             async with McpServer(url=url) as server:
-                assert [d.name for d in server.definitions] == ["protocol_error", "crash"]
+                assert [d.name for d in server.definitions] == ["crash", "protocol_error"]
                 result = await server.call("protocol_error", "{}")
         finally:
             process.terminate()

@@ -70,7 +70,10 @@ def test_it_is_rejected_while_tools_run() -> None:
             "tool-call-approved",
             "tool-call-completed",
             "tool-call-denied",
+            "tool-call-input-provided",
+            "tool-call-input-required",
             "tool-call-started",
+            "tool-call-task-created",
             "user-message-received",
         ),
     )

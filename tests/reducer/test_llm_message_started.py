@@ -62,6 +62,6 @@ def test_it_is_rejected_while_tools_run() -> None:
     assert (rejection.code, rejection.guard) == ("wrong-phase", "phase")
     assert rejection.message == (
         "llm-message-started is not accepted while the session is acting; expected one of: re-act-cancelled, "
-        "timer-fired, tool-call-approved, tool-call-completed, tool-call-denied, tool-call-started, "
-        "user-message-received"
+        "timer-fired, tool-call-approved, tool-call-completed, tool-call-denied, tool-call-input-provided, "
+        "tool-call-input-required, tool-call-started, tool-call-task-created, user-message-received"
     )

@@ -15,7 +15,10 @@ ACTING_INPUTS = (
     "tool-call-approved",
     "tool-call-completed",
     "tool-call-denied",
+    "tool-call-input-provided",
+    "tool-call-input-required",
     "tool-call-started",
+    "tool-call-task-created",
     "user-message-received",
 )
 

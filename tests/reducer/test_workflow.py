@@ -44,7 +44,9 @@ WORKFLOW = ac.Workflow(
 
 
 def start(workflow: ac.Workflow | None = WORKFLOW) -> ac.SessionStarted:
-    return ac.SessionStarted(timestamp=T0, session_id="s1", tools=TOOLS, config=ac.AgentConfig(workflow=workflow, max_turn_ms=None))
+    return ac.SessionStarted(
+        timestamp=T0, session_id="s1", tools=TOOLS, config=ac.AgentConfig(workflow=workflow, max_turn_ms=None)
+    )
 
 
 def in_turn() -> ac.AgentState:
@@ -127,7 +129,8 @@ def test_a_workflow_naming_an_unknown_guard_is_refused_with_the_known_ones() -> 
         ),
         (
             ac.Workflow(states=(ac.WorkflowState(name="a", tools=("rm",)),), initial="a"),
-            "state 'a' names tool 'rm', which session-started does not declare; fix the workflow",
+            "state 'a' names tool 'rm', which session-started does not declare (declared tools: delete_file, "
+            "propose_plan, read_file, write_file); fix the workflow",
         ),
         (
             ac.Workflow(

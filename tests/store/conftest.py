@@ -90,7 +90,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore
 
 Tamper = Callable[..., None]
 """``tamper(statement, *params)`` runs SQL on a store's database behind its back, as a bad disk, a bad copy or a
-hand edit would. The statement names the tables ``{inputs}`` and ``{snapshots}``, and its parameters ``?``."""
+hand edit would. The statement names the tables ``{inputs}``, ``{snapshots}`` and ``{leases}``, and its parameters
+``?``."""
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -103,7 +104,7 @@ def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
 
         def tamper(statement: str, *params: object) -> None:
             with sqlite3.connect(path) as db:
-                db.execute(statement.format(inputs="inputs", snapshots="snapshots"), params)
+                db.execute(statement.format(inputs="inputs", snapshots="snapshots", leases="leases"), params)
 
     else:
         dsn = request.getfixturevalue("postgres_dsn")
@@ -112,7 +113,12 @@ def sql_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
 
         def tamper(statement: str, *params: object) -> None:
             with psycopg.connect(dsn, autocommit=True) as db:
-                db.execute(statement.format(inputs="agent_core_inputs", snapshots="agent_core_snapshots").replace("?", "%s"), params)
+                names = {
+                    "inputs": "agent_core_inputs",
+                    "snapshots": "agent_core_snapshots",
+                    "leases": "agent_core_leases",
+                }
+                db.execute(statement.format(**names).replace("?", "%s"), params)
 
     yield store, tamper
     store.close()

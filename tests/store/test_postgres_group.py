@@ -137,7 +137,7 @@ def test_a_row_no_check_foresaw_fails_only_its_batch(postgres_dsn: str) -> None:
 
 @pytest.mark.slow
 def test_a_group_that_cannot_commit_fails_every_batch_in_it(postgres_server: PostgresServer, postgres_dsn: str) -> None:
-    store = PostgresStore(postgres_dsn)
+    store = PostgresStore(postgres_dsn, reconnect_for=0.5)  # the server stays down longer than the store waits
     journals = [SessionJournal(store, f"s{n}") for n in range(5)]
     for journal in journals:
         journal.append(session(0, session_id=journal.session_id))

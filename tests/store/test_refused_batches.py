@@ -1,6 +1,6 @@
 """What happens after the store refused a batch: the journal saves no snapshot of a state the log does not hold
 and loses nothing it was given without saying so, a store never takes a snapshot beyond its log, and a session
-(also one resumed elsewhere while it still ran) stops showing the state its log holds."""
+stops showing the state its log holds; a session opened elsewhere while it still runs is refused (its lease)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_core import STATE_FORMAT, ToolFailure, UserMessageReceived, encode_state, replay, state_digest
+from agent_core import STATE_FORMAT, ToolSuccess, UserMessageReceived, encode_state, replay, state_digest
 from effects import (
-    INTERRUPTED,
     ConcurrencyError,
     EventStore,
     Session,
     SessionJournal,
+    SessionLeased,
     Snapshot,
     SqliteStore,
     load_state,
@@ -119,10 +119,10 @@ async def test_a_session_whose_commit_was_refused_shows_the_state_its_log_holds(
 
 
 @pytest.mark.anyio
-async def test_a_session_resumed_while_it_still_runs_elsewhere_stops_the_stale_one_and_the_log_stays_whole(
+async def test_a_session_opened_while_it_still_runs_elsewhere_is_refused_and_the_live_one_goes_on(
     tmp_path: Path,
 ) -> None:
-    live_store, resumed_store = SqliteStore(tmp_path / "log.db"), SqliteStore(tmp_path / "log.db")  # two processes
+    live_store, other_store = SqliteStore(tmp_path / "log.db"), SqliteStore(tmp_path / "log.db")  # two processes
     running, release = anyio.Event(), anyio.Event()
 
     @tool
@@ -134,19 +134,17 @@ async def test_a_session_resumed_while_it_still_runs_elsewhere_stops_the_stale_o
 
     clock = ManualClock(START)
     live_model = ScriptedModel([call_tools(("pay", {"amount": 5}, "p1")), say("paid")])
-    resumed_model = ScriptedModel([say("the payment may or may not have gone through")])
-    live: Session | None = None
-    with pytest.raises(ConcurrencyError):
-        async with open_session(live_store, "s1", live_model, tools=[pay], clock=clock) as live:
-            live.send("pay 5")
-            await running.wait()
-            async with open_session(resumed_store, "s1", resumed_model, tools=[pay], clock=clock) as resumed:
-                await resumed.settled()  # "p1" completed as interrupted, the turn answered
-                answered = resumed.state
-            release.set()  # the live session's result comes now: its commit no longer continues the log
-            await live.settled()
-    assert live is not None and live.state.tool_calls["p1"].status == "running"  # what its log held last
-    assert replay_session(live_store, "s1", verify=True).state == answered == load_state(live_store, "s1")
-    assert answered.tool_calls["p1"].result == ToolFailure(error=INTERRUPTED)
+    other_model = ScriptedModel([say("the payment may or may not have gone through")])
+    async with open_session(live_store, "s1", live_model, tools=[pay], clock=clock) as live:
+        live.send("pay 5")
+        await running.wait()
+        with pytest.raises(SessionLeased, match="is being run by another writer"):
+            async with open_session(other_store, "s1", other_model, tools=[pay], clock=clock):
+                pytest.fail("the block must not run")
+        release.set()  # the payment completes, and is logged: nobody declared it interrupted
+        answered = await live.turn_done()
+    assert other_model.calls == []
+    assert answered.tool_calls["p1"].result == ToolSuccess(content="paid")
+    assert replay_session(live_store, "s1", verify=True).state == answered == load_state(other_store, "s1")
     live_store.close()
-    resumed_store.close()
+    other_store.close()

@@ -2,7 +2,7 @@
 checks a store applies to a batch before writing it."""
 
 from ._chain import Encoded, chain, continuing, fold_inputs
-from ._checks import JOB_ERRORS, Stored, check_continues, check_job, check_snapshot
+from ._checks import JOB_ERRORS, Stored, check_continues, check_job, check_lease, check_snapshot
 from ._digest import turn_digest
 from ._fold import Position, Step, chained, checked_inputs, fold
 
@@ -16,6 +16,7 @@ __all__ = [
     "chained",
     "check_continues",
     "check_job",
+    "check_lease",
     "check_snapshot",
     "checked_inputs",
     "continuing",

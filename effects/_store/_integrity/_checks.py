@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._errors import ConcurrencyError, SessionNotFound
-from .._records import Append, StoredInput, chain_hash
+from .._errors import ConcurrencyError, SessionLeased, SessionNotFound
+from .._records import Append, Lease, StoredInput, chain_hash
 
 Stored = tuple[int, bytes]
 """A session as a store holds it: its length and its head (the last record's chain hash)."""
 
-JOB_ERRORS = (ConcurrencyError, SessionNotFound, ValueError)
+JOB_ERRORS = (ConcurrencyError, SessionLeased, SessionNotFound, ValueError)
 """What :func:`check_job` raises: the job fails alone, the rest of its group commits."""
 
 
@@ -27,6 +27,18 @@ def check_job(job: Append, stored: Stored | None, sessions: int) -> None:
         if stored is None:
             raise SessionNotFound(job.session_id, sessions)
         check_snapshot(job.session_id, job.snapshot.seq, stored[0])
+
+
+def check_lease(job: Append, held: Lease | None, now: int) -> None:
+    """Fencing: refuse the job of a writer whose lease is no longer the session's (:class:`SessionLeased`).
+
+    ``held`` is the session's lease as the store holds it in the job's
+    transaction, ``now`` the store's time (for the message). A job without a
+    lease (an import, a fork, a decision made in the viewer, a script's own
+    journal) is not fenced: its expected length and head decide, as for every job.
+    """
+    if job.lease is not None and (held is None or held.owner != job.lease):
+        raise SessionLeased(job.session_id, held, now, taken=True)
 
 
 def check_snapshot(session_id: str, seq: int, length: int) -> None:

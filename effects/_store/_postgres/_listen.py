@@ -30,6 +30,11 @@ _PERMANENT = (
 """What the server says (in English) when trying again cannot help: raised at once, not after the time bound."""
 
 
+def permanent(reason: str) -> bool:
+    """Whether the server's ``reason`` for refusing says that trying again cannot help (see :data:`_PERMANENT`)."""
+    return any(phrase in reason for phrase in _PERMANENT)
+
+
 class InputsListener:
     """One connection in ``LISTEN`` for as long as it is open: waits for sessions' new inputs without polling.
 
@@ -131,7 +136,7 @@ class _Retry:
     async def after(self, error: Exception) -> None:
         """Sleep before the next attempt, or raise if ``error`` will not pass or the time is up."""
         reason = " ".join(str(error).split())
-        if any(phrase in reason for phrase in _PERMANENT):
+        if permanent(reason):
             raise self.refused(error) from None
         now = anyio.current_time()
         self._since = now if self._since is None else self._since

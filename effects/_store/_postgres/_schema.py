@@ -48,7 +48,25 @@ CREATE TABLE IF NOT EXISTS agent_core_snapshots (
     anchor BYTEA,
     PRIMARY KEY (session_id, seq)
 );
+CREATE TABLE IF NOT EXISTS agent_core_leases (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    acquired_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL
+);
 """
+
+_LEASES = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS agent_core_leases") :]
+"""A store created before leases gets their table when it is first opened for writing."""
+
+NOW_MS = "COALESCE(%(now)s::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)"
+"""The time leases are judged by, in ms since the epoch: the parameter ``now`` (a clock a test moves), else the
+server's clock, so that machines whose clocks disagree judge a lease alike."""
+
+_HAS_LEASES = "SELECT to_regclass('agent_core_leases') IS NOT NULL"
 
 HAS_ANCHORS = (
     "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('agent_core_snapshots') "
@@ -184,3 +202,7 @@ def _check_or_create(connection: psycopg.Connection[Any], dsn: str, readonly: bo
         with connection.transaction():  # IF NOT EXISTS: another process may be adding it too
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             connection.execute("ALTER TABLE agent_core_snapshots ADD COLUMN IF NOT EXISTS anchor BYTEA")
+    if not readonly and connection.execute(_HAS_LEASES).fetchone() == (False,):
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            connection.execute(_LEASES)

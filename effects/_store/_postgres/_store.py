@@ -7,10 +7,12 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from .._errors import SessionNotFound
+from .._lease import LeasedStore, LeaseKeeper, LeaseTerms
 from .._packing import stored_input, stored_snapshot
 from .._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 from .._writer import GroupedWrites, GroupWriter
 from ._connection import Reconnecting
+from ._lease import PostgresLeases
 from ._listen import DEFAULT_RECONNECT_FOR, InputsListener
 from ._schema import HAS_ANCHORS, shown
 from ._writer_connection import GroupConnection
@@ -20,7 +22,7 @@ _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent,
 _T = TypeVar("_T")
 
 
-class PostgresStore(GroupedWrites):
+class PostgresStore(GroupedWrites, LeasedStore):
     """An :class:`EventStore` in a PostgreSQL database, shared by any number of processes and machines.
 
     ``dsn`` is a libpq connection string or URL (``postgresql://user@host/db``).
@@ -39,18 +41,31 @@ class PostgresStore(GroupedWrites):
     the next call; a group that cannot be committed fails every batch in it
     with :class:`StoreUnavailable`. Those batches may or may not be durable (a
     connection lost during ``COMMIT`` leaves the outcome unknown): reopen the
-    session to know. Safe to share between threads (reads are serialized on
-    one connection).
+    session to know. ``lease_terms`` says how long the lease of a session's
+    writer lasts and how often the store renews it (see :class:`LeaseTerms`;
+    the times are the database server's clock). Safe to share between threads
+    (reads are serialized on one connection).
     """
 
-    def __init__(self, dsn: str, *, readonly: bool = False, keep_snapshots: int = 1, group_commit: bool = True) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        readonly: bool = False,
+        keep_snapshots: int = 1,
+        group_commit: bool = True,
+        lease_terms: LeaseTerms | None = None,
+        reconnect_for: float = DEFAULT_RECONNECT_FOR,
+    ) -> None:
         self.dsn = dsn
         self._readonly = readonly
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
         self._anchors = not readonly  # the snapshots have their anchor column (a writable open adds it)
-        self._reads = Reconnecting(dsn, readonly=readonly, opened=True)
-        self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep)
+        self._reads = Reconnecting(dsn, readonly=readonly, opened=True, reconnect_for=reconnect_for)
+        terms = lease_terms if lease_terms is not None else LeaseTerms()
+        self._leases = LeaseKeeper(PostgresLeases(self._run), terms, shown(dsn))
+        self._group = GroupConnection(dsn, readonly=readonly, keep=self._keep, terms=terms, reconnect_for=reconnect_for)
         self._writer: GroupWriter[Append] = GroupWriter(
             self._group, f"agent-core writer {shown(dsn)}", grouping=group_commit
         )
@@ -127,16 +142,18 @@ class PostgresStore(GroupedWrites):
         return InputsListener(self.dsn, self._length, reconnect_for=reconnect_for)
 
     def close(self) -> None:
-        """Commit the writes already submitted, then close the connections."""
+        """Commit the writes already submitted, give back the leases still held, then close the connections."""
         self._writer.close()
+        self._leases.close()
         self._group.close()
         with self._lock:
             self._reads.close()
 
     def _run(self, body: Callable[[Any], _T]) -> _T:
-        """``body(connection)`` under the lock; once more on a new connection if the server dropped the old one.
+        """``body(connection)`` under the lock; again on a new connection if the server dropped the old one.
 
-        Running twice is safe: only reads run here (writes go through the writer).
+        Running twice is safe: only reads run here (records go through the writer), and the lease statements, each
+        of which does the same when run again.
         """
         with self._lock:
             return self._reads.run(lambda db, _again: body(db))

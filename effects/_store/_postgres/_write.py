@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._integrity import JOB_ERRORS, Stored, check_job
+from .._integrity import JOB_ERRORS, Stored, check_job, check_lease
+from .._lease import LeaseTerms
 from .._packing import pack, pack_snapshot
-from .._records import Append, timestamp_of
+from .._records import Append, Lease, timestamp_of
+from ._lease import leases_of
 from ._schema import CHANNEL
 
 Verdicts = list[BaseException | None]
@@ -24,18 +26,22 @@ _INPUT_COLUMNS = "session_id, seq, version, codec, data, hash, turn_digest, stat
 _INPUT_TYPES = ("text", "int4", "int4", "int2", "bytea", "bytea", "bytea", "bytea")
 
 
-def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = False) -> Verdicts:
+def commit_group(db: Any, jobs: Sequence[Append], keep: int, terms: LeaseTerms, *, again: bool = False) -> Verdicts:
     """Write ``jobs`` in one transaction and commit once; returns each job's error or ``None``.
 
     ``again=True`` after a connection lost during an earlier attempt at the
     same group: a batch whose last record is already stored with the same
-    hash was committed by that attempt and counts as written.
+    hash was committed by that attempt and counts as written. A job carrying
+    a lease token is refused (:class:`SessionLeased`) unless that lease is the
+    session's (fencing); the lease rows stay locked until the commit.
     """
     with db.transaction():
         known = _lock(db, sorted({job.session_id for job in jobs}))
+        leased = sorted({job.session_id for job in jobs if job.lease is not None})
+        fence = leases_of(db, leased, terms) if leased else ({}, 0)
         done = _stored(db, jobs) if again else set()
         while True:
-            verdicts, created, accepted = _check(jobs, known, done)
+            verdicts, created, accepted = _check(jobs, known, done, fence)
             lost = _create(db, [jobs[i] for i in created])
             known.update((jobs[i].session_id, (0, b"")) for i in created)
             if not lost:
@@ -45,8 +51,11 @@ def commit_group(db: Any, jobs: Sequence[Append], keep: int, *, again: bool = Fa
     return verdicts
 
 
-def _check(jobs: Sequence[Append], known: dict[str, Stored], done: set[int]) -> tuple[Verdicts, list[int], list[int]]:
+def _check(
+    jobs: Sequence[Append], known: dict[str, Stored], done: set[int], fence: tuple[dict[str, Lease], int]
+) -> tuple[Verdicts, list[int], list[int]]:
     """Each job's verdict, the jobs that create their session, and the jobs to write (by index)."""
+    leases, now = fence
     sessions = dict(known)
     verdicts: Verdicts = []
     created: list[int] = []
@@ -56,6 +65,8 @@ def _check(jobs: Sequence[Append], known: dict[str, Stored], done: set[int]) -> 
             verdicts.append(None)
             continue
         try:
+            if job.lease is not None:
+                check_lease(job, leases.get(job.session_id), now)
             check_job(job, sessions.get(job.session_id), len(sessions))
         except JOB_ERRORS as error:
             verdicts.append(error)

@@ -49,10 +49,22 @@ CREATE TABLE IF NOT EXISTS snapshots (
     anchor BLOB,
     PRIMARY KEY (session, seq)
 );
+CREATE TABLE IF NOT EXISTS leases (
+    name TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL
+) WITHOUT ROWID;
 """
 
 _ANCHORS = "ALTER TABLE snapshots ADD COLUMN anchor BLOB"
 """A store created before snapshots were anchored gets the column when it is first opened for writing."""
+
+_LEASES = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS leases") :]
+"""A store created before leases gets their table when it is first opened for writing."""
 
 _ADVICE = "expected a store written by `agent-core run --db` or `agent-core import`"
 
@@ -106,11 +118,12 @@ def _check_or_create(connection: sqlite3.Connection, name: str, readonly: bool) 
             f"{name}: store format {found}, this release reads format {FORMAT}; "
             "open it with the release that wrote it, or export its sessions there and import them here"
         )
-    if not readonly and not has_anchors(connection):
-        connection.execute("BEGIN IMMEDIATE")  # another process may be adding it too: check again, locked
+    if not readonly and (not has_anchors(connection) or "leases" not in tables):
+        connection.execute("BEGIN IMMEDIATE")  # another process may be adding them too: check again, locked
         try:
             if not has_anchors(connection):
                 connection.execute(_ANCHORS)
+            connection.execute(_LEASES)  # IF NOT EXISTS
             connection.execute("COMMIT")
         except BaseException:
             if connection.in_transaction:

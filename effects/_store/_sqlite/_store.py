@@ -7,9 +7,11 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from .._errors import SessionNotFound
+from .._lease import LeasedStore, LeaseKeeper, LeaseTerms
 from .._packing import stored_input, stored_snapshot
 from .._records import Append, SessionInfo, Snapshot, StoredInput, session_info
 from .._writer import GroupedWrites, GroupWriter
+from ._lease import SqliteLeases
 from ._schema import Synchronous, connect, has_anchors, sqlite_errors
 from ._write import commit_group
 
@@ -17,7 +19,7 @@ _CHUNK = 2048  # records per query while reading: bounded memory, few round trip
 _SESSION_COLUMNS = "name, length, head, first_timestamp, last_timestamp, parent, parent_seq"
 
 
-class SqliteStore(GroupedWrites):
+class SqliteStore(GroupedWrites, LeasedStore):
     """An :class:`EventStore` in one SQLite file, shared by any number of sessions and processes.
 
     Writes go through one writer thread per store, which commits every batch
@@ -30,7 +32,10 @@ class SqliteStore(GroupedWrites):
     makes a commit survive a power cut; ``"NORMAL"`` survives a crash of the
     process only, and commits faster. ``readonly=True`` opens an existing
     store without ever writing to it. ``keep_snapshots`` newest snapshots are
-    kept per session. Safe to share between threads (calls are serialized).
+    kept per session. ``lease_terms`` says how long the lease of a session's
+    writer lasts and how often the store renews it (see :class:`LeaseTerms`;
+    the times are this machine's clock). Safe to share between threads
+    (calls are serialized).
     """
 
     def __init__(
@@ -41,11 +46,14 @@ class SqliteStore(GroupedWrites):
         readonly: bool = False,
         keep_snapshots: int = 1,
         group_commit: bool = True,
+        lease_terms: LeaseTerms | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self._db = connect(path, readonly=readonly, synchronous=synchronous)
         self._keep = max(1, keep_snapshots)
         self._lock = threading.Lock()
+        terms = lease_terms if lease_terms is not None else LeaseTerms()
+        self._leases = LeaseKeeper(SqliteLeases(self._db, self._lock, self.path), terms, self.path)
         self._anchors = has_anchors(self._db)  # False: a store older than anchors, opened read-only
         self._writer: GroupWriter[Append] = GroupWriter(
             self._commit_group, f"agent-core writer {self.path}", grouping=group_commit
@@ -89,14 +97,15 @@ class SqliteStore(GroupedWrites):
         return stored_snapshot(row)
 
     def close(self) -> None:
-        """Commit the writes already submitted, then close the connection."""
+        """Commit the writes already submitted, give back the leases still held, then close the connection."""
         self._writer.close()
+        self._leases.close()
         with self._lock:
             self._db.close()
 
     def _commit_group(self, jobs: Sequence[Append]) -> list[BaseException | None]:
         with self._lock:
-            return commit_group(self._db, self.path, jobs, self._keep)
+            return commit_group(self._db, self.path, jobs, self._keep, self._leases.terms)
 
     def _key(self, session_id: str) -> tuple[int, int]:
         with self._lock, sqlite_errors(self.path):

@@ -7,16 +7,21 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from .._integrity import JOB_ERRORS, check_job
+from .._integrity import JOB_ERRORS, check_job, check_lease
+from .._lease import LeaseTerms
 from .._packing import pack, pack_snapshot
 from .._records import Append, Origin, Snapshot, StoredInput, timestamp_of
+from ._lease import leases_of, now_ms
 from ._schema import commit_failure, failure, sqlite_errors
 
 
-def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
+def commit_group(
+    db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep: int, terms: LeaseTerms
+) -> list[BaseException | None]:
     """Write ``jobs`` in one ``BEGIN IMMEDIATE`` transaction and commit once; returns each job's error or ``None``.
 
-    A job refused (:class:`ConcurrencyError`, a bad batch) writes nothing and the others commit. The
+    A job refused (:class:`ConcurrencyError`, a writer fenced off by :class:`SessionLeased`, a bad batch) writes
+    nothing and the others commit. The
     statements are few and do not grow with the group (a multi-row insert, one update): the writer
     thread hands the interpreter's lock back and forth once per statement, which is slow while the
     event loop is busy. If the group cannot be written, the error is raised: a :class:`StoreUnavailable` that
@@ -26,7 +31,7 @@ def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep
     with sqlite_errors(path):
         db.execute("BEGIN IMMEDIATE")
         try:
-            errors = _write(db, jobs, keep)
+            errors = _write(db, jobs, keep, terms)
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
@@ -42,14 +47,18 @@ def commit_group(db: sqlite3.Connection, path: str, jobs: Sequence[Append], keep
     return errors
 
 
-def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int) -> list[BaseException | None]:
+def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int, terms: LeaseTerms) -> list[BaseException | None]:
     known = _sessions(db, sorted({job.session_id for job in jobs}))  # name -> [key, length, head]
+    leased = {job.session_id for job in jobs if job.lease is not None}
+    leases = leases_of(db, leased) if leased else {}
     errors: list[BaseException | None] = []
     rows: list[tuple[object, ...]] = []
     heads: dict[int, tuple[int, bytes, int]] = {}
     for job in jobs:
         found = known.get(job.session_id)
         try:
+            if job.lease is not None:
+                check_lease(job, leases.get(job.session_id), now_ms(terms))
             check_job(job, None if found is None else (found[1], found[2]), len(known))
         except JOB_ERRORS as error:
             errors.append(error)

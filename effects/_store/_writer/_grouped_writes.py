@@ -15,13 +15,19 @@ class GroupedWrites:
     _writer: GroupWriter[Append]
 
     def append(
-        self, session_id: str, records: Sequence[StoredInput], *, expected: int, parent: Origin | None = None
+        self,
+        session_id: str,
+        records: Sequence[StoredInput],
+        *,
+        expected: int,
+        parent: Origin | None = None,
+        lease: str | None = None,
     ) -> None:
         """Append ``records`` in one transaction if the session has ``expected`` inputs (see :class:`EventStore`).
 
         Blocks until committed; the commit is shared with the writes other threads submitted meanwhile.
         """
-        self.submit(session_id, records, expected=expected, parent=parent).result()
+        self.submit(session_id, records, expected=expected, parent=parent, lease=lease).result()
 
     def submit(
         self,
@@ -31,18 +37,21 @@ class GroupedWrites:
         expected: int,
         parent: Origin | None = None,
         snapshot: Snapshot | None = None,
+        lease: str | None = None,
     ) -> PendingCommit:
         """Hand ``records`` (and a ``snapshot`` taken at the last of them) to the store's writer; never blocks.
 
         The :class:`~effects.PendingCommit` returned is done once they are committed (durable: with
         ``synchronous="FULL"`` on SQLite), or holds the error (:class:`ConcurrencyError`, a
-        :class:`StoreError`) that kept them out. Writes are committed in submission order.
+        :class:`StoreError`) that kept them out. Writes are committed in submission order. ``lease`` is
+        the writer's lease token (:attr:`Lease.owner`): the write is refused (:class:`SessionLeased`)
+        unless that lease is still the session's.
         """
         if not records and snapshot is None:
             raise ValueError(
                 f"{type(self).__name__}.submit expected records or a snapshot for session {session_id!r}, got none"
             )
-        return self._writer.submit(Append(session_id, records, expected, parent, snapshot))
+        return self._writer.submit(Append(session_id, records, expected, parent, snapshot, lease))
 
     @property
     def commits(self) -> int:
