@@ -115,9 +115,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     the turn only waits for a person's approval, ``paused_at`` holds when that
     wait began, no deadline timer runs, and the deadline moves on by the wait
     when the turn runs again (see :func:`running_deadline`).
-    ``repeats`` counts each (tool, canonical arguments) pair asked in the turn;
-    ``recent`` holds the turn's newest calls (id, tool, canonical arguments), at most
-    ``config.stuck_window`` of them, for the cycle rule of stuck detection.
+    ``repeats`` counts each (tool, arguments as written) pair asked in the turn; stuck
+    detection adds up the spellings of one canonical form (see :func:`canonical_arguments`).
     """
 
     number: int
@@ -138,7 +137,6 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     streaming_message_id: str = ""
     repeats: tuple[tuple[str, str, int], ...] = ()
     paused_at: int | None = None
-    recent: tuple[tuple[str, str, str], ...] = ()
 
 
 def running_deadline(turn: Turn) -> int | None:

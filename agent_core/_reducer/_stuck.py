@@ -13,12 +13,14 @@ order the model listed them):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from .._canonical import canonical_arguments
 from .._inputs import ToolCallRequest
-from .._state import Turn
+from .._state import ToolCallRecord, Turn
 
 Repeats = tuple[tuple[str, str, int], ...]
-Recent = tuple[tuple[str, str, str], ...]
+Recent = list[tuple[str, str, str]]
 """The turn's newest calls, oldest first: (tool call id, tool name, canonical arguments)."""
 
 _SHOWN = 120
@@ -26,36 +28,55 @@ _SHOWN = 120
 
 
 def count_repeats(
-    turn: Turn, requests: dict[str, ToolCallRequest], threshold: int, window: int
-) -> tuple[Repeats, Recent, str]:
-    """The turn's repeat counts and newest calls with ``requests`` added, and ``""``; or ``()``, ``()`` and
-    why the agent looks stuck, naming the calls, when a rule trips.
+    turn: Turn, calls: Mapping[str, ToolCallRecord], requests: dict[str, ToolCallRequest], threshold: int, window: int
+) -> tuple[Repeats, str]:
+    """The turn's repeat counts with ``requests`` added, and ``""``; or ``()`` and why the agent looks stuck,
+    naming the calls, when a rule trips.
+
+    The turn keeps its counts per spelling of the arguments, as it always has (so the state, and its hash,
+    is the one an earlier release computed); the rules add the spellings of one canonical form up, and read
+    the newest calls from the turn's own records.
 
     Cost: the number of distinct calls in the turn plus ``window`` squared per request (both bounded by
     the turn, never by the session).
     """
     counts = {(name, parameters): n for name, parameters, n in turn.repeats}
-    recent = turn.recent
+    same: dict[tuple[str, str], int] = {}
+    for (name, parameters), n in counts.items():
+        key = (name, canonical_arguments(parameters))
+        same[key] = same.get(key, 0) + n
+    recent = _recent(turn, calls, window)
     for call_id, request in requests.items():
         canonical = canonical_arguments(request.parameters)
+        spelled = (request.name, request.parameters)
+        counts[spelled] = counts.get(spelled, 0) + 1
         key = (request.name, canonical)
-        n = counts.get(key, 0) + 1
-        counts[key] = n
+        n = same.get(key, 0) + 1
+        same[key] = n
         if n >= threshold:
-            return (
-                (),
-                (),
-                (
-                    f"tool {request.name!r} was asked {n} times in this turn with the same parameters "
-                    f"{canonical}; the agent looks stuck"
-                ),
+            return (), (
+                f"tool {request.name!r} was asked {n} times in this turn with the same parameters "
+                f"{canonical}; the agent looks stuck"
             )
         if window:
-            recent = (*recent[-(window - 1) :], (call_id, request.name, canonical))
+            recent = [*recent[-(window - 1) :], (call_id, request.name, canonical)]
             cycle = _cycle(recent)
             if cycle:
-                return (), (), cycle
-    return tuple((name, parameters, n) for (name, parameters), n in counts.items()), recent, ""
+                return (), cycle
+    return tuple((name, parameters, n) for (name, parameters), n in counts.items()), ""
+
+
+def _recent(turn: Turn, calls: Mapping[str, ToolCallRecord], window: int) -> Recent:
+    """The newest calls the turn asked for (not the past ones the history tool brought in), at most ``window``."""
+    found: Recent = []
+    for call_id in reversed(turn.tool_call_ids):
+        if len(found) >= window:
+            break
+        record = calls[call_id]
+        if record.turn == turn.number:
+            found.append((call_id, record.name, canonical_arguments(record.parameters)))
+    found.reverse()
+    return found
 
 
 def _cycle(recent: Recent) -> str:

@@ -13,7 +13,7 @@ from .._state import AgentState, Message, Turn
 from ._common import reject, require_not_streaming, require_thinking
 from ._items import check_items
 from ._records import record_requests, records
-from ._stuck import Recent, Repeats, count_repeats
+from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
 from ._workflow import Tripped, judge_batch
 
@@ -43,8 +43,8 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
 
 def _verdict(
     state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest]
-) -> tuple[Repeats, Recent, dict[str, Judgement]] | Tripped:
-    """The guards, evaluated once: the turn's new repeat counts and newest calls and the rules' judgement of each call,
+) -> tuple[Repeats, dict[str, Judgement]] | Tripped:
+    """The guards, evaluated once: the turn's new repeat counts and the rules' judgement of each call,
     or the first guard that trips."""
     if turn.final_answer:
         return Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
@@ -53,13 +53,15 @@ def _verdict(
         used = f"({turn.tool_call_count} used, {len(requests)} asked)"
         return Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
     config = state.config
-    repeats, recent, stuck = count_repeats(turn, requests, config.max_identical_tool_calls, config.stuck_window)
+    repeats, stuck = count_repeats(
+        turn, state.tool_calls, requests, config.max_identical_tool_calls, config.stuck_window
+    )
     if stuck:
         return Tripped("stuck", stuck)
     judged, stop = judge_batch(state, inp, requests)
     if stop is not None:
         return stop
-    return repeats, recent, judged
+    return repeats, judged
 
 
 def _continue(
@@ -68,7 +70,6 @@ def _continue(
     turn: Turn,
     requests: dict[str, ToolCallRequest],
     repeats: Repeats,
-    recent: Recent,
     judged: dict[str, Judgement],
 ) -> AgentState:
     """The common case, no guard tripped: count the call and record its requests in one new turn
@@ -80,7 +81,6 @@ def _continue(
         turn,
         inp,
         repeats=repeats,
-        recent=recent,
         tool_call_ids=turn.tool_call_ids + tuple(requests),
         open_call_ids=opened,
         awaiting_ids=awaiting,

@@ -40,10 +40,12 @@ def test_a_retried_failure_backs_off_then_runs_again_with_the_same_id() -> None:
     assert rejected(state, ac.TimerFired(timestamp=T0 + 109)).code == "timer-not-due"
 
     state = fold(state, ac.TimerFired(timestamp=T0 + 110))
-    assert list(ac.effects_at(state)) == ["call-tool:t1"]
+    assert list(ac.effects_at(state)) == ["call-tool:t1#1"]  # a new attempt, a new key
     state = fold(state, begun("t1", at=T0 + 111), attempt_failed("t1", "timeout", at=T0 + 120))
     assert state.tool_calls["t1"].retry_at == T0 + 270  # 200 capped at max_ms 150
-    state = fold(state, ac.TimerFired(timestamp=T0 + 270), begun("t1", at=T0 + 271), ok("t1", at=T0 + 280))
+    state = fold(state, ac.TimerFired(timestamp=T0 + 270))
+    assert list(ac.effects_at(state)) == [ac.call_tool_key("t1", 2)]
+    state = fold(state, begun("t1", at=T0 + 271), ok("t1", at=T0 + 280))
 
     assert result_of(state, "t1") == ac.ToolSuccess(content="done")
     assert state.tool_calls["t1"].attempt == 2
