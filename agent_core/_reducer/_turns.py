@@ -91,7 +91,12 @@ def close_calls(
         else:
             error = f"not run: {why} before the call started"
         closed = replace(
-            record, status="completed", result=ToolFailure(error=error), completed_at=at, input_requests="", retry_at=None
+            record,
+            status="completed",
+            result=ToolFailure(error=error),
+            completed_at=at,
+            input_requests="",
+            retry_at=None,
         )
         calls = calls.set(call_id, closed)
     return calls

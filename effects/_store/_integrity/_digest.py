@@ -14,10 +14,9 @@ snapshot points.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import msgspec
-
-from typing import Any
 
 from agent_core import AgentState, ToolCallRecord, Vector
 
