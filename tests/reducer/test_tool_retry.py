@@ -52,6 +52,15 @@ def test_a_retried_failure_backs_off_then_runs_again_with_the_same_id() -> None:
     assert list(ac.effects_at(state)) == ["call-llm:1:1:0"]
 
 
+def test_a_retry_starts_the_call_over_with_a_key_never_used_before() -> None:
+    task = ac.ToolCallTaskCreated(timestamp=T0 + 4, tool_call_id="t1", task_id="task-1")
+    state = fold(asking(), task, attempt_failed("t1", "timeout", at=T0 + 10))
+    assert state.tool_calls["t1"].task_id == ""  # the new attempt does not follow the failed attempt's task
+    state = fold(state, ac.TimerFired(timestamp=T0 + 110))
+    keys = list(ac.effects_at(state))
+    assert keys == ["call-tool:t1#1"] and ac.tool_call_id_of(keys[0]) == "t1"
+
+
 def test_the_last_attempt_fails_for_good_and_the_model_reads_how_many_ran() -> None:
     state = fold(asking(), attempt_failed("t1", "timeout", at=T0 + 10))
     state = fold(state, ac.TimerFired(timestamp=T0 + 110), begun("t1", at=T0 + 111))
