@@ -6,6 +6,7 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
+from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
 from ._compaction._policy import (
     BUILT_IN_STRATEGIES,
@@ -18,7 +19,15 @@ from ._compaction._policy import (
 from ._compaction._state import ContextCompaction, SummaryRequest
 from ._compaction._summary import summary_context
 from ._compaction._tokens import context_tokens
-from ._config import DEFAULT_MAX_TURN_MS, AgentConfig, ToolDefinition
+from ._config import (
+    DEFAULT_MAX_TURN_MS,
+    DEFAULT_RETRY_ON,
+    DEFAULT_STUCK_WINDOW,
+    MAX_STUCK_WINDOW,
+    AgentConfig,
+    ToolDefinition,
+    ToolRetry,
+)
 from ._context import (
     SUMMARY_HEADER,
     ContextEntry,
@@ -123,6 +132,8 @@ __all__ = [
     "BUILT_IN_STRATEGIES",
     "CONTEXT_TOO_LONG",
     "DEFAULT_MAX_TURN_MS",
+    "DEFAULT_RETRY_ON",
+    "DEFAULT_STUCK_WINDOW",
     "DEFAULT_SUMMARY_PROMPT",
     "INPUT_KINDS",
     "INPUT_TAGS",
@@ -135,6 +146,7 @@ __all__ = [
     "MAX_PROBLEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
+    "MAX_STUCK_WINDOW",
     "MAX_TIMESTAMP_MS",
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
@@ -201,6 +213,7 @@ __all__ = [
     "ToolDefinition",
     "ToolFailure",
     "ToolResult",
+    "ToolRetry",
     "ToolSet",
     "ToolSuccess",
     "Turn",
@@ -216,6 +229,7 @@ __all__ = [
     "WorkflowState",
     "WorkflowTransition",
     "call_tool_key",
+    "canonical_arguments",
     "check",
     "check_invariants",
     "cleared_result",

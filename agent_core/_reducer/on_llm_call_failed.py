@@ -7,6 +7,7 @@ from msgspec.structs import replace
 from .._encodable import MAX_DURATION_MS
 from .._inputs import LlmCallFailed
 from .._state import AgentState
+from ._backoff import backoff_ms
 from ._common import reject, require_thinking
 from ._too_long import compaction_failed, context_refused
 from ._turns import close_streaming, end_turn
@@ -49,8 +50,7 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
 def retry_delay(state: AgentState, inp: LlmCallFailed, failures: int) -> int:
     """The backoff after the ``failures``-th failure of a call, in ms."""
     config = state.config
-    # The exponent is capped: past 2**62 every delay is capped by retry_max_ms anyway, and a huge power is slow.
-    delay = min(config.retry_max_ms, config.retry_base_ms << min(failures - 1, 62))
+    delay = backoff_ms(config.retry_base_ms, config.retry_max_ms, failures)
     if inp.retry_after_ms is not None:
         delay = max(delay, inp.retry_after_ms)
     return delay
