@@ -18,6 +18,7 @@ from ._context import (
     llm_context,
     offered_tools,
 )
+from ._cost import NANOS_PER_UNIT, format_nanos, nanos
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
@@ -39,6 +40,7 @@ from ._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    PoolVerdictReceived,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
@@ -111,6 +113,7 @@ __all__ = [
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
     "MAX_TIMESTAMP_MS",
+    "NANOS_PER_UNIT",
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
     "STATE_FORMAT",
@@ -147,6 +150,7 @@ __all__ = [
     "Observation",
     "PastToolCall",
     "Phase",
+    "PoolVerdictReceived",
     "ProposedCall",
     "ProviderItem",
     "ReActCancelled",
@@ -191,12 +195,14 @@ __all__ = [
     "encode_input",
     "encode_log",
     "encode_state",
+    "format_nanos",
     "initial_state",
     "input_json_schema",
     "interrupt_every",
     "known_guards",
     "known_rules",
     "llm_context",
+    "nanos",
     "not_registered",
     "offered_tools",
     "phase",

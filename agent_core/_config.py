@@ -31,6 +31,14 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``workflow`` (optional) fixes what the agent may do in each workflow
     state; ``rules`` names the registered rules every proposed tool call is
     judged by, in order (see :func:`register_rule`).
+
+    Money (in nano-units, see :func:`nanos`): ``max_cost`` bounds what a turn's
+    model calls cost, ``max_session_cost`` what the session's do, all turns
+    together; both are checked before each model call, like ``max_tokens``, and a
+    call the pricing could not price ends the turn (reason ``unpriced``) while
+    either is set. ``budget_pool`` names a pool shared by sessions (e.g.
+    ``"acme:2026-11-27"``): each model call reserves from it before it starts
+    (see ``effects.BudgetPool``).
     """
 
     system_prompt: str = ""
@@ -48,6 +56,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     user_message_policy: UserMessagePolicy = "merge"
     workflow: Workflow | None = None
     rules: tuple[str, ...] = ()
+    max_cost: int | None = None
+    max_session_cost: int | None = None
+    budget_pool: str = ""
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -184,12 +184,17 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
     reducer keeps them where ``llm_context`` puts them back: with the batch's
     tool calls (``continue-re-act``), or on the assistant message the call
     completed (``complete-re-act``, which needs a ``text`` marker naming it).
+
+    ``cost`` is what the call cost in nano-units (see :func:`nanos`), priced
+    where the reply entered (so a replay needs no price table); ``None`` when
+    it was not priced. The turn's and the session's cost budgets count it.
     """
 
     called_llm_at: int
     observation: Observation
     usage: Usage = Usage()
     items: tuple[ProviderItem, ...] = ()
+    cost: int | None = None
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
@@ -287,6 +292,23 @@ class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task
     task_id: str
 
 
+class PoolVerdictReceived(_Input, frozen=True, kw_only=True, tag="pool-verdict-received"):
+    """A budget pool shared by sessions answered the reservation a model call asks for before it starts.
+
+    ``granted``: ``amount`` nano-units are held for the call in pool ``pool``
+    under ``reservation_id`` (settled at the call's cost when it ends, or
+    expiring if the process dies first), and the call goes on. Refused: the
+    pool has not ``amount`` left, and the turn fails with reason
+    ``budget-pool``; ``detail`` says what the pool held (shown to people).
+    """
+
+    pool: str
+    reservation_id: str
+    amount: int
+    granted: bool
+    detail: str = ""
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -306,6 +328,7 @@ AgentInput = Union[
     ToolCallInputRequired,
     ToolCallInputProvided,
     ToolCallTaskCreated,
+    PoolVerdictReceived,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

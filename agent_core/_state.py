@@ -109,6 +109,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     the turn only waits for a person's approval, ``paused_at`` holds when that
     wait began, no deadline timer runs, and the deadline moves on by the wait
     when the turn runs again (see :func:`running_deadline`).
+    ``cost`` is what the turn's model calls cost (nano-units); ``unpriced`` is
+    set when one of them could not be priced while a cost budget or pool is on.
     """
 
     number: int
@@ -129,6 +131,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     streaming_message_id: str = ""
     repeats: tuple[tuple[str, str, int], ...] = ()
     paused_at: int | None = None
+    cost: int = 0
+    unpriced: bool = False
 
 
 def running_deadline(turn: Turn) -> int | None:
@@ -169,6 +173,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     ``workflow_state`` is the state of ``config.workflow`` the session is in
     (empty without a workflow) and
     ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
+    ``cost`` is what the session's priced model calls cost, in nano-units (see :func:`nanos`).
     """
 
     started: bool = False
@@ -191,6 +196,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     past_calls: tuple[PastToolCall, ...] = ()
     workflow_state: str = ""
     audit: Vector[WorkflowMove] = _NO_AUDIT
+    cost: int = 0
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

@@ -73,6 +73,12 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     values = {name: getattr(state, name) for name in as_is}
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
+    elif format == "msgpack":
+        # As the mapping of the fields it writes: MessagePack's encoder gives a Struct of more than 15
+        # fields a 16-bit map header however few it writes, so a config field added past the 15th
+        # would change every hash; a mapping's header follows the fields written, as when the
+        # config had 15 (the same bytes for every config of the first releases).
+        values["config"] = msgspec.to_builtins(values["config"])
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,

@@ -20,6 +20,7 @@ from .._inputs import (
     LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
+    PoolVerdictReceived,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
@@ -73,11 +74,14 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     at = later(draw, state)
     called = at - draw(st.integers(0, min(at, 30_000)))
     usage = draw(_USAGES)
+    cost = draw(_COSTS)
     opaque = draw(_ITEMS)
     answer = _answer(state)
     if draw(st.integers(0, 4)) == 4:
         items = _with_text(opaque, answer) if opaque and answer is not None and not answer.items else ()
-        return ReActObserved(timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage, items=items)
+        return ReActObserved(
+            timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage, items=items, cost=cost
+        )
     requests: dict[str, ToolCallRequest] = {}
     arguments = PARAMETERS + VERDICT_PARAMETERS if state.config.rules else PARAMETERS
     for _ in range(draw(st.integers(1, 3))):
@@ -93,6 +97,7 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
         observation=ContinueReAct(tool_calls=requests),
         usage=usage,
         items=opaque + markers if opaque else (),
+        cost=cost,
     )
 
 
@@ -201,12 +206,26 @@ def _action(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return WorkflowActionTaken(timestamp=at, action=pick(draw, actions))
 
 
+def _verdict(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    granted = draw(st.sampled_from((True, True, True, False)))
+    return PoolVerdictReceived(
+        timestamp=later(draw, state),
+        pool=state.config.budget_pool,
+        reservation_id=f"r{state.step}",
+        amount=draw(st.integers(0, 50_000_000)),
+        granted=granted,
+        detail="" if granted else "the pool is spent",
+    )
+
+
 def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
 
 
 _TEXTS = texts()
 _USAGES = usages()
+# Mostly priced (now and then a call no price table knows), a few cents at most.
+_COSTS = st.sampled_from((None, 0)) | st.integers(0, 20_000_000) | st.integers(0, 20_000_000)
 _ITEMS = opaque_items()
 _RESULTS = tool_results()
 _INPUT_OBJECTS = input_objects()
@@ -234,6 +253,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         ToolCallInputRequired: _input_required,
         ToolCallInputProvided: _input_provided,
         ToolCallTaskCreated: _task_created,
+        PoolVerdictReceived: _verdict,
     },
     "builders",
 )

@@ -20,6 +20,7 @@ from .._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    PoolVerdictReceived,
     ReActCancelled,
     ReActObserved,
     SessionStarted,
@@ -109,6 +110,7 @@ def re_act_observed(
             called_llm_at=draw(field(called_llm_at, st.integers(max(0, at - 60_000), at))),
             observation=draw(field(observation, observations())),
             usage=draw(usages()),
+            cost=draw(st.none() | st.integers(0, 50_000_000)),
         )
 
     return build()
@@ -215,6 +217,19 @@ def tool_call_task_created(
     )
 
 
+def pool_verdict_received(*, timestamp: Ts = None, pool: Str = None) -> SearchStrategy[PoolVerdictReceived]:
+    """``pool-verdict-received``, granted or refused, for an arbitrary pool."""
+    return st.builds(
+        PoolVerdictReceived,
+        timestamp=_at(timestamp),
+        pool=field(pool, ids()),
+        reservation_id=ids(),
+        amount=st.integers(0, 10**9),
+        granted=st.booleans(),
+        detail=texts(),
+    )
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -235,6 +250,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputRequired: tool_call_input_required,
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
+        PoolVerdictReceived: pool_verdict_received,
     },
     "input strategies",
 )

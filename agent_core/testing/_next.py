@@ -42,6 +42,7 @@ _WEIGHTS = tuple(
             "tool-call-input-required": 1,
             "tool-call-input-provided": 2,
             "tool-call-task-created": 1,
+            "pool-verdict-received": 2,
         },
         "weights",
     ).items()
@@ -70,6 +71,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
         else:
             kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded"))
             kinds.add("history-tool-calls-added")
+        if state.config.budget_pool:
+            kinds.add("pool-verdict-received")
     calls = state.tool_calls
     if current is Phase.ACTING:
         kinds.add("tool-call-completed")

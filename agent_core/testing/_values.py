@@ -87,6 +87,10 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "retry_base_ms": st.integers(0, 2_000),
         "retry_max_ms": st.integers(0, 30_000),
         "user_message_policy": st.sampled_from(("merge", "queue", "interrupt")),
+        # Money in nano-units: a few cents, a dollar; a pool now and then.
+        "max_cost": st.sampled_from((None, None, None, 0, 30_000_000, 10**9)),
+        "max_session_cost": st.sampled_from((None, None, None, 50_000_000, 10**9)),
+        "budget_pool": st.sampled_from(("", "", "", "acme:2026-11-27")),
     }
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
 

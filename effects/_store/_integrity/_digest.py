@@ -26,9 +26,30 @@ RECENT_TOOL_CALLS = 64
 """Newest tool-call records the digest covers."""
 
 # Every field but the collections (covered by size and newest entries) and the
-# session's fixed settings. Derived from the struct, so a new field is covered.
+# session's fixed settings: those of the state format's first release in their
+# order, then each field added since as a ``[name, value]`` pair when it is not
+# its default (so the digests stores already hold stay the same). Derived from
+# the struct, so a new field is covered.
 _SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log", "config", "tools"})
-_HEAD = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED)
+_FIRST = (
+    "started",
+    "session_id",
+    "timestamp",
+    "step",
+    "turn",
+    "turns",
+    "last_outcome",
+    "queued",
+    "called_llm_at",
+    "input_tokens",
+    "output_tokens",
+    "past_calls",
+    "workflow_state",
+    "audit",
+)
+_HEAD = tuple(name for name in AgentState.__struct_fields__ if name in _FIRST)
+_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(AgentState)}
+_LATER = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED and name not in _FIRST)
 
 
 def _sequence(value: object) -> list[object]:
@@ -45,8 +66,13 @@ def turn_digest(state: AgentState) -> bytes:
     """32 bytes that change when the state's scalar parts, sizes or newest entries change."""
     messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
     count, calls_count = len(messages), len(log)
+    head: list[object] = [getattr(state, name) for name in _HEAD]
+    for name in _LATER:
+        value = getattr(state, name)
+        if value != _DEFAULTS[name]:
+            head.append([name, value])
     document = (
-        [getattr(state, name) for name in _HEAD],
+        head,
         count,
         calls_count,
         [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],
