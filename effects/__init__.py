@@ -59,6 +59,7 @@ from ._model import (
     TextSink,
     offered_tools,
 )
+from ._money import GenaiPrices, Pricing
 from ._observe import (
     Conventions,
     ConversationEntry,
@@ -178,6 +179,7 @@ __all__ = [
     "EffectInputRefused",
     "EffectStarted",
     "EventStore",
+    "GenaiPrices",
     "IdSource",
     "InputReceived",
     "InputRejected",
@@ -202,6 +204,7 @@ __all__ = [
     "PendingCommit",
     "Plan",
     "PostgresStore",
+    "Pricing",
     "ProcessLimits",
     "RandomIds",
     "ReplayDiverged",

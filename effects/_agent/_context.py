@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from agent_core import AgentState
+from agent_core import AgentState, Usage
 
 from .._clock import Clock
 from .._model import Model
@@ -52,4 +52,8 @@ class EffectContext(Protocol):
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A new message id of ``kind`` that ``state`` does not use yet."""
+        ...
+
+    def price(self, usage: Usage) -> int | None:
+        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
         ...

@@ -11,11 +11,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import assert_never
 
-from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCallStarted, WaitUntil, effects_at
+from agent_core import (
+    AgentInput,
+    AgentState,
+    CallLlm,
+    CallTool,
+    Effect,
+    ToolCallStarted,
+    Usage,
+    WaitUntil,
+    effects_at,
+)
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
+from .._money import Pricing, model_name, priced
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
@@ -43,8 +54,11 @@ class AgentRuntime:
         floor: Callable[[], int] = lambda: 0,
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         secrets: Iterable[str] = (),
+        pricing: Pricing | None = None,
     ) -> None:
         self.redactor = Redactor(secrets)
+        self._pricing = pricing
+        self._model_name = model_name(model)
         self._model = model
         self._model_timeout_ms = model_timeout_ms
         self._toolbox = toolbox
@@ -91,6 +105,10 @@ class AgentRuntime:
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
         return message_id
+
+    def price(self, usage: Usage) -> int | None:
+        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
+        return priced(self._pricing, self._model_name, usage)
 
     def starts(self, before: AgentState, after: AgentState) -> list[AgentInput]:
         """The ``tool-call-started`` inputs of the calls a batch made runnable: pending in ``after`` with a

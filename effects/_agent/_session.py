@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 from agent_core import (
     AgentConfig,
@@ -31,6 +31,7 @@ from agent_core import (
 from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
+from .._money import Pricing, default_pricing
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
@@ -64,6 +65,13 @@ class Agent:
     ``max_backlog`` bounds the inputs sent from outside that wait to be applied
     and made durable (default 1,000): over it, ``Session.send`` and the other
     methods raise :class:`~effects.Backpressure`; see :meth:`Session.wait_for_room`.
+
+    ``pricing`` prices each model call where its reply enters (the cost is
+    logged on ``re-act-observed``; see :data:`~effects.Pricing`): by default
+    ``"genai-prices"``, the :class:`~effects.GenaiPrices` table when the
+    ``prices`` extra is installed (else calls are not priced); ``None`` prices
+    nothing. A config with a cost budget (``max_cost``, ``max_session_cost``)
+    needs a pricing: ``running()`` refuses it without one.
     """
 
     def __init__(
@@ -80,8 +88,10 @@ class Agent:
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         max_backlog: int | None = DEFAULT_MAX_BACKLOG,
         secrets: Iterable[str] = (),
+        pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
     ) -> None:
         self.model = model
+        self.pricing = default_pricing() if pricing == "genai-prices" else pricing
         self.secrets = Redactor(secrets).secrets  # checked now, where the developer passes them
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
@@ -92,6 +102,22 @@ class Agent:
         self.journal = journal
         self.initial = initial
         self.max_backlog = max_backlog
+
+    def _refuse_config(self, config: AgentConfig) -> None:
+        """Refuse, before anything runs, a configuration the session could not keep: one the reducer would
+        refuse at ``session-started`` (a negative budget...), or a cost budget with no pricing."""
+        if self.initial is None:
+            probe = SessionStarted(timestamp=0, session_id="-", config=config, tools=self.toolbox.definitions())
+            rejection = check(initial_state(), probe)
+            if rejection is not None:
+                raise ValueError(f"the agent's configuration is refused: {rejection.message}")
+        budgets = [name for name in ("max_cost", "max_session_cost") if getattr(config, name) is not None]
+        if budgets and self.pricing is None:
+            raise ValueError(
+                f"{' and '.join(budgets)} need a pricing to count the cost of model calls; expected "
+                "Agent(pricing=...) (a callable (model, usage) -> amount), or the 'prices' extra installed "
+                "for the default genai-prices table, got no pricing"
+            )
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Session]:
@@ -108,6 +134,7 @@ class Agent:
         (:class:`SessionStopped`).
         """
         start = self.initial if self.initial is not None else initial_state()
+        self._refuse_config(start.config if self.initial is not None else self.config)
         runtime = AgentRuntime(
             self.model,
             self.toolbox,
@@ -116,6 +143,7 @@ class Agent:
             floor=lambda: machine.current().timestamp,
             model_timeout_ms=self.model_timeout_ms,
             secrets=self.secrets,
+            pricing=self.pricing,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).

@@ -113,7 +113,12 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         dispatch(_failed(ctx, error))
         return
     observed = ReActObserved(
-        timestamp=ctx.stamp(), called_llm_at=called_at, observation=observation, usage=reply.usage, items=items
+        timestamp=ctx.stamp(),
+        called_llm_at=called_at,
+        observation=observation,
+        usage=reply.usage,
+        items=items,
+        cost=ctx.price(reply.usage),
     )
     dispatch(observed)
 
