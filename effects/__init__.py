@@ -59,8 +59,9 @@ from ._model import (
     TextSink,
     offered_tools,
 )
-from ._money import GenaiPrices, Pricing
+from ._money import DEFAULT_HOLD_MS, BudgetPools, GenaiPrices, PoolAnswer, PoolTotals, Pricing
 from ._observe import (
+    COST_ATTRIBUTE,
     Conventions,
     ConversationEntry,
     Latency,
@@ -149,7 +150,9 @@ from ._ui import (
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "COST_ATTRIBUTE",
     "DEFAULT_FOLLOW_INTERVAL",
+    "DEFAULT_HOLD_MS",
     "DEFAULT_LEASE_MS",
     "DEFAULT_MAX_BACKLOG",
     "DEFAULT_RENEW_MS",
@@ -165,6 +168,7 @@ __all__ = [
     "Agent",
     "AgentRuntime",
     "Backpressure",
+    "BudgetPools",
     "Clock",
     "ConcurrencyError",
     "Controller",
@@ -203,6 +207,8 @@ __all__ = [
     "Origin",
     "PendingCommit",
     "Plan",
+    "PoolAnswer",
+    "PoolTotals",
     "PostgresStore",
     "Pricing",
     "ProcessLimits",

@@ -13,6 +13,7 @@ from agent_core import AgentState, Usage
 
 from .._clock import Clock
 from .._model import Model
+from .._money import BudgetPools
 from .._tools import Toolbox
 
 DEFAULT_MODEL_TIMEOUT_MS = 600_000
@@ -52,6 +53,15 @@ class EffectContext(Protocol):
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A new message id of ``kind`` that ``state`` does not use yet."""
+        ...
+
+    @property
+    def budget_pools(self) -> BudgetPools | None:
+        """Where the session's budget pool is kept (``None``: the session has none)."""
+        ...
+
+    def new_reservation_id(self) -> str:
+        """A new id for a reservation in a budget pool."""
         ...
 
     def price(self, usage: Usage) -> int | None:

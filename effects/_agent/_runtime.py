@@ -26,7 +26,7 @@ from agent_core import (
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
-from .._money import Pricing, model_name, priced
+from .._money import BudgetPools, Pricing, model_name, priced
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
@@ -55,7 +55,9 @@ class AgentRuntime:
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         secrets: Iterable[str] = (),
         pricing: Pricing | None = None,
+        pools: BudgetPools | None = None,
     ) -> None:
+        self._pools = pools
         self.redactor = Redactor(secrets)
         self._pricing = pricing
         self._model_name = model_name(model)
@@ -105,6 +107,15 @@ class AgentRuntime:
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
         return message_id
+
+    @property
+    def budget_pools(self) -> BudgetPools | None:
+        """Where the session's budget pool is kept (``None``: the session has none)."""
+        return self._pools
+
+    def new_reservation_id(self) -> str:
+        """A new id for a reservation in a budget pool, from the id source."""
+        return self._ids.new_id("reservation")
 
     def price(self, usage: Usage) -> int | None:
         """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""

@@ -31,7 +31,7 @@ from agent_core import (
 from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
-from .._money import Pricing, default_pricing
+from .._money import BudgetPools, Pricing, default_pricing
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
@@ -71,7 +71,9 @@ class Agent:
     ``"genai-prices"``, the :class:`~effects.GenaiPrices` table when the
     ``prices`` extra is installed (else calls are not priced); ``None`` prices
     nothing. A config with a cost budget (``max_cost``, ``max_session_cost``)
-    needs a pricing: ``running()`` refuses it without one.
+    needs a pricing: ``running()`` refuses it without one. A config naming a
+    ``budget_pool`` needs ``pools`` (:class:`~effects.BudgetPools`), where the
+    pool is kept: each model call reserves from it before it starts.
     """
 
     def __init__(
@@ -89,7 +91,9 @@ class Agent:
         max_backlog: int | None = DEFAULT_MAX_BACKLOG,
         secrets: Iterable[str] = (),
         pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
+        pools: BudgetPools | None = None,
     ) -> None:
+        self.pools = pools
         self.model = model
         self.pricing = default_pricing() if pricing == "genai-prices" else pricing
         self.secrets = Redactor(secrets).secrets  # checked now, where the developer passes them
@@ -111,6 +115,11 @@ class Agent:
             rejection = check(initial_state(), probe)
             if rejection is not None:
                 raise ValueError(f"the agent's configuration is refused: {rejection.message}")
+        if config.budget_pool and self.pools is None:
+            raise ValueError(
+                f"budget_pool {config.budget_pool!r} needs the pools it is kept in; expected "
+                "Agent(pools=BudgetPools.sqlite(PATH, per_call=...)) or BudgetPools.postgres(DSN, per_call=...), got none"
+            )
         budgets = [name for name in ("max_cost", "max_session_cost") if getattr(config, name) is not None]
         if budgets and self.pricing is None:
             raise ValueError(
@@ -144,6 +153,7 @@ class Agent:
             model_timeout_ms=self.model_timeout_ms,
             secrets=self.secrets,
             pricing=self.pricing,
+            pools=self.pools,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).

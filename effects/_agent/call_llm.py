@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Container, Iterator, Sequence
 
+import anyio
 import msgspec
 
 from agent_core import (
@@ -46,6 +47,7 @@ from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
 from ._context import EffectContext
 from ._events import TextDelta
+from ._hold import Hold, reserve
 from ._reply_items import logged_items
 
 
@@ -88,7 +90,28 @@ class _Stream:
 
 
 async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
-    """Run one model call for ``state`` and dispatch what it produced."""
+    """Run one model call for ``state`` and dispatch what it produced.
+
+    With a budget pool, the call first reserves from it and logs the verdict;
+    a refusal ends the turn, so the model is not asked. The hold is settled at
+    the call's cost before the reply enters the log, or released if the call
+    fails or is cancelled.
+    """
+    if not state.config.budget_pool:
+        await _call(ctx, state, dispatch, None)
+        return
+    hold = await reserve(ctx, state, dispatch)
+    if hold is None:
+        return
+    try:
+        await _call(ctx, state, dispatch, hold)
+    finally:
+        if not hold.settled:
+            with anyio.CancelScope(shield=True):
+                await hold.release()
+
+
+async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput], hold: Hold | None) -> None:
     called_at = ctx.stamp(state.timestamp)
     stream = _Stream(ctx, state, dispatch)
     try:
@@ -100,6 +123,9 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         dispatch(_failed(ctx, error))
         return
     reply = writable_reply(reply)
+    cost = ctx.price(reply.usage)
+    if hold is not None:  # the pool counts what was spent before the log does: a crash between overcounts
+        await hold.settle(cost)
     stream.complete(reply.text)
     internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
     if internal:
@@ -118,7 +144,7 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         observation=observation,
         usage=reply.usage,
         items=items,
-        cost=ctx.price(reply.usage),
+        cost=cost,
     )
     dispatch(observed)
 

@@ -6,9 +6,9 @@ from typing import Any
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, phase
+from agent_core import AgentInput, AgentState, format_nanos, phase
 
-from .._observe import PhaseClock, SpanData, SpanProjection, entries_of, fold_steps, stats_of
+from .._observe import COST_ATTRIBUTE, PhaseClock, SpanData, SpanProjection, entries_of, fold_steps, stats_of
 from .._store import EventStore, StoredInput, timeline_entry
 from ._records import detail_of
 
@@ -71,7 +71,13 @@ def _lane(span: SpanData) -> dict[str, Any]:
         "outcome": "failed" if span.error else outcome,
         "error": span.error,
         "tokens": [attributes.get("gen_ai.usage.input_tokens", 0), attributes.get("gen_ai.usage.output_tokens", 0)],
+        "cost": _shown_cost(attributes.get(COST_ATTRIBUTE)),
     }
+
+
+def _shown_cost(cost: object) -> str | None:
+    """A cost in currency units, or ``None`` (not priced, no limit)."""
+    return format_nanos(cost) if isinstance(cost, int) else None
 
 
 def _approvals(state: AgentState | None) -> list[dict[str, str]]:
@@ -106,6 +112,8 @@ def _budgets(state: AgentState | None, spans: list[SpanData]) -> dict[str, Any]:
             "tool_calls": config.max_tool_calls,
             "tokens": config.max_tokens,
             "turn_ms": config.max_turn_ms,
+            "cost": _shown_cost(config.max_cost),
+            "session_cost": _shown_cost(config.max_session_cost),
         },
         "used": None
         if turn is None
@@ -115,6 +123,8 @@ def _budgets(state: AgentState | None, spans: list[SpanData]) -> dict[str, Any]:
             "tool_calls": turn.tool_call_count,
             "tokens": turn.tokens,
             "turn_ms": state.timestamp - turn.started_at,
+            "cost": format_nanos(turn.cost),
+            "session_cost": format_nanos(state.cost),
         },
         "ran_out": ran_out,
     }

@@ -127,7 +127,7 @@ function timeline(view) {
   const pct = (t) => (100 * (t - t0)) / (t1 - t0);
   const box = el("div", { class: "timeline", id: "timeline" });
   for (const lane of lanes) {
-    const tokens = lane.tokens[0] || lane.tokens[1] ? ` · ${lane.tokens[0]} in / ${lane.tokens[1]} out` : "";
+    const tokens = (lane.tokens[0] || lane.tokens[1] ? ` · ${lane.tokens[0]} in / ${lane.tokens[1]} out` : "") + (lane.cost ? ` · cost ${lane.cost}` : "");
     const title = `${lane.name} (${lane.key}) ${lane.outcome} · records ${lane.start_seq}–${lane.end_seq || "…"} · ${lane.end - lane.start} ms${tokens}${lane.error ? "\n" + lane.error : ""}`;
     box.append(el("div", { class: "lane", "data-key": lane.key, "data-kind": lane.kind, "data-outcome": lane.outcome, title, onclick: () => go(lane.start_seq) },
       el("span", { class: "label" }, lane.kind === "turn" ? lane.name : "  " + lane.name),
@@ -143,7 +143,7 @@ function timeline(view) {
 function budgets(view) {
   const b = view.budgets;
   if (!b || !b.limits) return el("div");
-  const names = { model_calls: "model calls", tool_calls: "tool calls", tokens: "tokens", turn_ms: "turn time (ms)" };
+  const names = { model_calls: "model calls", tool_calls: "tool calls", tokens: "tokens", turn_ms: "turn time (ms)", cost: "cost", session_cost: "session cost" };
   const rows = Object.entries(names).map(([key, label]) => el("tr", {}, el("td", {}, label), el("td", {}, b.used ? b.used[key] : "–"), el("td", {}, b.limits[key] ?? "no limit")));
   return el("div", { class: "panel", id: "budgets" }, el("h2", {}, "Budgets", b.used ? ` (turn ${b.used.turn})` : " (between turns)"),
     el("table", {}, el("tr", {}, el("th", {}, "budget"), el("th", {}, "used"), el("th", {}, "limit")), rows),
