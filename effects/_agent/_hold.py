@@ -10,7 +10,7 @@ from ._context import EffectContext
 
 
 class Hold:
-    """A granted reservation: :meth:`settle` at the call's cost, or :meth:`release` (if it was not settled)."""
+    """A granted reservation: :meth:`settle` at the call's cost, or :meth:`release`; ``settled`` once either ran."""
 
     __slots__ = ("pool", "pools", "reservation_id", "settled")
 
@@ -26,6 +26,7 @@ class Hold:
     async def release(self) -> None:
         """Drop the hold: the call failed or was cancelled."""
         await self.pools.release(self.pool, self.reservation_id)
+        self.settled = True
 
 
 async def reserve(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput]) -> Hold | None:

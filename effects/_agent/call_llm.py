@@ -120,6 +120,8 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
         if stream.broken is not None:
             # Not the model's failure: a subscriber of the streamed text raised (an adapter may have wrapped it).
             raise stream.broken from None
+        if hold is not None:  # before the failure ends the turn: nothing waits on a hold once it has
+            await hold.release()
         dispatch(_failed(ctx, error))
         return
     reply = writable_reply(reply)
