@@ -6,6 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from agent_core import AgentConfig, PoolVerdictReceived, ReActObserved, Usage, nanos
@@ -108,3 +109,31 @@ async def test_a_pool_named_without_pools_is_refused_at_start() -> None:
         async with unkept.running():
             pass
     assert str(refused.value).startswith("budget_pool 'acme:2026-11-27' needs the pools it is kept in; expected")
+
+
+class Hanging:
+    """A model that never answers: its call is running when the turn is cancelled."""
+
+    async def complete(self, context: object, on_text: object) -> object:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+async def test_a_call_cancelled_with_its_turn_releases_its_hold(pools: BudgetPools) -> None:
+    hanging = Agent(
+        Hanging(),  # type: ignore[arg-type]
+        config=AgentConfig(budget_pool=POOL, max_turn_ms=None),
+        clock=ManualClock(START),
+        ids=SequentialIds(),
+        pricing=None,
+        pools=pools,
+    )
+    async with hanging.running() as session:
+        session.send("go")
+        await session.machine.until(lambda state: state.step == 3)  # started, the message, the pool's grant
+        assert pools.totals(POOL, START).held == pools.per_call
+        session.cancel("enough")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    assert pools.totals(POOL, START).held == 0
