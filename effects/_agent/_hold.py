@@ -37,7 +37,8 @@ async def reserve(ctx: EffectContext, state: AgentState, dispatch: Dispatch[Agen
             f"the session's config names budget pool {pool!r}, but its runtime has no BudgetPools; "
             "expected Agent(pools=BudgetPools.sqlite(...) or .postgres(...))"
         )
-    reservation_id = ctx.new_reservation_id()
+    # Unique across the sessions sharing the pool, whatever id source each uses.
+    reservation_id = f"{state.session_id}/{ctx.new_reservation_id()}"
     answer = await pools.reserve(pool, reservation_id, ctx.clock.now_ms())
     verdict = PoolVerdictReceived(
         timestamp=ctx.stamp(state.timestamp),

@@ -152,7 +152,10 @@ class BudgetPools:
                 return PoolAnswer(granted=False, detail=detail)
             db.execute(
                 self._sql(
-                    "INSERT INTO agent_core_budget_holds (reservation_id, pool, amount, expires_at) VALUES (?, ?, ?, ?)"
+                    "INSERT INTO agent_core_budget_holds (reservation_id, pool, amount, expires_at) VALUES (?, ?, ?, ?) "
+                    # The same id again (a resumed session's id source repeating itself): the one call's hold.
+                    "ON CONFLICT (reservation_id) DO UPDATE SET pool = excluded.pool, amount = excluded.amount, "
+                    "expires_at = excluded.expires_at"
                 ),
                 (reservation_id, pool, amount, now_ms + self.hold_ms),
             )
