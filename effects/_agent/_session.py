@@ -108,13 +108,8 @@ class Agent:
         self.max_backlog = max_backlog
 
     def _refuse_config(self, config: AgentConfig) -> None:
-        """Refuse, before anything runs, a configuration the session could not keep: one the reducer would
-        refuse at ``session-started`` (a negative budget...), or a cost budget with no pricing."""
-        if self.initial is None:
-            probe = SessionStarted(timestamp=0, session_id="-", config=config, tools=self.toolbox.definitions())
-            rejection = check(initial_state(), probe)
-            if rejection is not None:
-                raise ValueError(f"the agent's configuration is refused: {rejection.message}")
+        """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
+        pricing, a budget pool with nowhere to keep it (the reducer judges the rest at ``session-started``)."""
         if config.budget_pool and self.pools is None:
             raise ValueError(
                 f"budget_pool {config.budget_pool!r} needs the pools it is kept in; expected "

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_core import AgentConfig, ReActObserved, Usage, nanos
+from agent_core import AgentConfig, InvalidInput, ReActObserved, Usage, nanos
 from effects import Agent, GenaiPrices, tool
 from effects.testing import ScriptedModel, call_tools, say
 
@@ -91,10 +91,10 @@ async def test_a_call_the_pricing_does_not_know_ends_a_turn_that_has_a_cost_budg
 @pytest.mark.anyio
 async def test_a_negative_cost_budget_or_one_without_a_pricing_is_refused_at_start() -> None:
     agent = priced([say("hi")], max_cost=-1)
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(InvalidInput) as negative:
         async with agent.running():
             pass
-    assert str(refused.value) == "the agent's configuration is refused: expected max_cost of 0 or more or None, got -1"
+    assert negative.value.rejection.message == "expected max_cost of 0 or more or None, got -1"
     unpriced = Agent(ScriptedModel([]), config=AgentConfig(max_session_cost=0), pricing=None)
     with pytest.raises(ValueError) as refused:
         async with unpriced.running():
