@@ -32,6 +32,7 @@ from ._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     AgentInput,
+    AnswerRejected,
     CompleteReAct,
     ContextWindowExpanded,
     ContinueReAct,
@@ -40,10 +41,12 @@ from ._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    OutputProblem,
     PoolVerdictReceived,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
+    RejectionReason,
     SessionStarted,
     TimerFired,
     ToolCallApproved,
@@ -64,6 +67,7 @@ from ._inputs import (
 )
 from ._interrupt import interrupt_every
 from ._invariants import check_invariants
+from ._output import MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_SCHEMA_CHARS, MAX_PROBLEM_CHARS, output_schema_problem
 from ._phase import Phase, phase
 from ._reducer import (
     INPUT_KINDS,
@@ -110,6 +114,9 @@ __all__ = [
     "MAX_DURATION_MS",
     "MAX_INPUT_ROUNDS",
     "MAX_ITEM_CHARS",
+    "MAX_OUTPUT_PROBLEMS",
+    "MAX_OUTPUT_SCHEMA_CHARS",
+    "MAX_PROBLEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
     "MAX_TIMESTAMP_MS",
@@ -126,6 +133,7 @@ __all__ = [
     "AgentCoreError",
     "AgentInput",
     "AgentState",
+    "AnswerRejected",
     "CallLlm",
     "CallTool",
     "CompleteReAct",
@@ -148,6 +156,7 @@ __all__ = [
     "LlmMessageStarted",
     "Message",
     "Observation",
+    "OutputProblem",
     "PastToolCall",
     "Phase",
     "PoolVerdictReceived",
@@ -156,6 +165,7 @@ __all__ = [
     "ReActCancelled",
     "ReActObserved",
     "Rejection",
+    "RejectionReason",
     "SessionStarted",
     "Table",
     "TimerFired",
@@ -205,6 +215,7 @@ __all__ = [
     "nanos",
     "not_registered",
     "offered_tools",
+    "output_schema_problem",
     "phase",
     "register_guard",
     "register_rule",

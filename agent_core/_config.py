@@ -32,6 +32,12 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     state; ``rules`` names the registered rules every proposed tool call is
     judged by, in order (see :func:`register_rule`).
 
+    ``output_schema`` (a JSON Schema of an object, as a JSON *string*; empty:
+    free text) asks every turn for a structured answer: the model is asked for
+    it natively where the provider can, and an answer that does not validate is
+    shown to the model with what was wrong and retried up to
+    ``max_output_retries`` times before the turn fails with reason
+    ``invalid-output``. The validated answer is ``last_outcome.output``.
     Money (in nano-units, see :func:`nanos`): ``max_cost`` bounds what a turn's
     model calls cost, ``max_session_cost`` what the session's do, all turns
     together; both are checked before each model call, like ``max_tokens``, and a
@@ -56,6 +62,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     user_message_policy: UserMessagePolicy = "merge"
     workflow: Workflow | None = None
     rules: tuple[str, ...] = ()
+    output_schema: str = ""
+    max_output_retries: int = 2
     max_cost: int | None = None
     max_session_cost: int | None = None
     budget_pool: str = ""

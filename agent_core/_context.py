@@ -65,6 +65,8 @@ class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     empty when tools are disabled (the final answer after a budget is spent).
     ``older_messages`` counts messages before the window and ``past_tool_calls``
     lists recent calls outside the context: what the internal tools can load.
+    ``output_schema`` is the session's (empty for free text): adapters ask the
+    provider for an answer of that schema where it can.
     """
 
     system_prompt: str
@@ -73,6 +75,7 @@ class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tools_enabled: bool
     older_messages: int = 0
     past_tool_calls: tuple[PastToolCall, ...] = ()
+    output_schema: str = ""
 
 
 def llm_context(state: AgentState) -> LlmContext:
@@ -112,6 +115,7 @@ def llm_context(state: AgentState) -> LlmContext:
         tools_enabled=tools_enabled,
         older_messages=first,
         past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),
+        output_schema=state.config.output_schema,
     )
 
 

@@ -13,7 +13,7 @@ reference cycles, and decoding a long log spends no time in collections.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Literal, Union
 
 import msgspec
 
@@ -140,6 +140,18 @@ ToolResult = Union[ToolSuccess, ToolFailure]
 """A tool call's result: :class:`ToolSuccess` or :class:`ToolFailure` (tag ``status``)."""
 
 
+class OutputProblem(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """One thing wrong with a model's structured answer: ``where`` in it (a JSON path such as
+    ``$.cities[0].population``; ``$`` for the whole answer) and ``what`` (the validator's message)."""
+
+    where: str = "$"
+    what: str
+
+
+RejectionReason = Literal["invalid-output", "empty-answer"]
+"""Why an answer was refused: it did not validate against the output schema, or it was empty."""
+
+
 # --- the inputs ----------------------------------------------------------------
 
 
@@ -194,6 +206,7 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
     observation: Observation
     usage: Usage = Usage()
     items: tuple[ProviderItem, ...] = ()
+    output: str = ""
     cost: int | None = None
 
 
@@ -292,6 +305,26 @@ class ToolCallTaskCreated(_Input, frozen=True, kw_only=True, tag="tool-call-task
     task_id: str
 
 
+class AnswerRejected(_Input, frozen=True, kw_only=True, tag="answer-rejected"):
+    """A model call finished with an answer the turn cannot end with: it did not validate against the
+    session's ``output_schema`` (``invalid-output``, with ``problems``), or it had no text and no tool
+    call (``empty-answer``).
+
+    The call counts like any other (``usage``, ``cost``, the budgets). A note saying what
+    was wrong, where, joins the conversation as message ``message_id`` (role
+    ``user``), so the next model call reads it; the turn asks again, up to
+    ``max_output_retries`` times for an invalid output and once for an empty
+    answer, and then fails with ``reason`` as its reason.
+    """
+
+    called_llm_at: int
+    reason: RejectionReason
+    message_id: str
+    problems: tuple[OutputProblem, ...] = ()
+    usage: Usage = Usage()
+    cost: int | None = None
+
+
 class PoolVerdictReceived(_Input, frozen=True, kw_only=True, tag="pool-verdict-received"):
     """A budget pool shared by sessions answered the reservation a model call asks for before it starts.
 
@@ -328,6 +361,7 @@ AgentInput = Union[
     ToolCallInputRequired,
     ToolCallInputProvided,
     ToolCallTaskCreated,
+    AnswerRejected,
     PoolVerdictReceived,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""

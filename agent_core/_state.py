@@ -109,6 +109,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     the turn only waits for a person's approval, ``paused_at`` holds when that
     wait began, no deadline timer runs, and the deadline moves on by the wait
     when the turn runs again (see :func:`running_deadline`).
+    ``output_retries`` and ``empty_answers`` count the answers refused so far
+    (``answer-rejected``: an output that did not validate, an empty reply).
     ``cost`` is what the turn's model calls cost (nano-units); ``unpriced`` is
     set when one of them could not be priced while a cost budget or pool is on.
     """
@@ -131,6 +133,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     streaming_message_id: str = ""
     repeats: tuple[tuple[str, str, int], ...] = ()
     paused_at: int | None = None
+    output_retries: int = 0
+    empty_answers: int = 0
     cost: int = 0
     unpriced: bool = False
 
@@ -141,13 +145,18 @@ def running_deadline(turn: Turn) -> int | None:
 
 
 class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
-    """How the last turn ended. ``reason`` is a short code (``max-tool-calls``, ``timeout``...), ``detail`` the text."""
+    """How the last turn ended. ``reason`` is a short code (``max-tool-calls``, ``timeout``...), ``detail`` the text.
+
+    ``output``: in a session with an ``output_schema``, the completed turn's
+    validated answer as JSON text (empty otherwise).
+    """
 
     kind: OutcomeKind
     reason: str = ""
     detail: str = ""
     turn: int = 0
     at: int = 0
+    output: str = ""
 
 
 _NO_MESSAGES: Vector[Message] = Vector()

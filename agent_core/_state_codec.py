@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from ._codec import UNREADABLE, Format, decode_error, fits_64_bits, json_encoder, msgpack_encoder
-from ._config import ToolDefinition
+from ._config import AgentConfig, ToolDefinition
 from ._errors import DecodeError
 from ._state import AgentState, Message, ToolCallRecord
 from ._table import keyed
@@ -65,6 +65,19 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
+def _config_document(config: AgentConfig) -> dict[str, Any]:
+    """``config`` as a mapping of its non-default fields, in declaration order.
+
+    Encoded as a Struct, MessagePack would open the config with a header sized by
+    how many fields ``AgentConfig`` *declares*: a one-byte map header up to 15, a
+    three-byte one past them. A release adding its 16th field would then change
+    every state's hash; a mapping's header follows the entries actually written,
+    so the bytes (and the hash) stay those of the release that wrote them.
+    """
+    document: dict[str, Any] = msgspec.to_builtins(config)
+    return document
+
+
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     """The state's canonical document: deterministic (the same state gives the same bytes), default
     values omitted, ``messages`` and ``tool_calls`` (in request order) as arrays."""
@@ -73,12 +86,8 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     values = {name: getattr(state, name) for name in as_is}
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
-    elif format == "msgpack":
-        # As the mapping of the fields it writes: MessagePack's encoder gives a Struct of more than 15
-        # fields a 16-bit map header however few it writes, so a config field added past the 15th
-        # would change every hash; a mapping's header follows the fields written, as when the
-        # config had 15 (the same bytes for every config of the first releases).
-        values["config"] = msgspec.to_builtins(values["config"])
+    else:
+        values["config"] = _config_document(values["config"])
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,

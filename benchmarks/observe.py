@@ -1,7 +1,8 @@
-"""What seeing inside a session costs: spans, stats and the viewer's data, against a plain fold of the log.
+"""What seeing inside a session costs: spans, stats and the timeline, against a plain fold of the log.
 
 Each row folds a stored session of realistic turns (``_session.session``) from
-a SQLite file; times are per input. Run: ``python benchmarks/observe.py``.
+a SQLite file; times are per input. Run: ``python benchmarks/observe.py``. The
+viewer, which folds only what a page shows, is measured by ``benchmarks/viewer.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from effects import (
     replay_session,
     session_spans,
     session_stats,
-    session_view,
     timeline,
 )
 
@@ -42,8 +42,6 @@ def readers(store: SqliteStore) -> dict[str, Callable[[], object]]:
         "inspect timeline": lambda: timeline(store, SESSION),
         "session_spans": lambda: session_spans(store, SESSION),
         "session_stats": lambda: session_stats(store, SESSION),
-        "session_view (ui)": lambda: session_view(store, SESSION),
-        "session_view + details (--html)": lambda: session_view(store, SESSION, details=True),
     }
 
 

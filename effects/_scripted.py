@@ -125,9 +125,13 @@ class ScriptedModel:
 _context_encoder = msgspec.json.Encoder()
 
 
+# An empty output schema is not sent (the estimates stay those of contexts that had no such field).
+_NO_OUTPUT_SCHEMA_CHARS = len(b',"output_schema":""')
+
+
 def estimate_usage(context: LlmContext, reply: ModelReply) -> Usage:
     """About four characters per token, counting what the call sent and what it answered."""
-    sent = len(_context_encoder.encode(context))
+    sent = len(_context_encoder.encode(context)) - (0 if context.output_schema else _NO_OUTPUT_SCHEMA_CHARS)
     answered = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
     return Usage(input_tokens=-(-sent // 4), output_tokens=-(-answered // 4))
 

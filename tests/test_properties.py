@@ -546,6 +546,11 @@ def test_messages_are_the_messages_of_the_inputs_in_the_order_they_arrived(input
             expected[inp.message_id] = ("assistant", "")
         elif isinstance(inp, ac.LlmMessageCompleted):
             expected[inp.message_id] = ("assistant", inp.content)
+        elif isinstance(inp, ac.AnswerRejected) and inp.message_id in state.message_index:
+            # The note the next model call reads (none when the rejection ended the turn): what was wrong, where.
+            note = state.messages[state.message_index[inp.message_id]].content
+            assert all(f"at {p.where}: {p.what}" in note for p in inp.problems)
+            expected[inp.message_id] = ("user", note)
     assert [(m.id, m.role, m.content) for m in state.messages] == [(i, *rc) for i, rc in expected.items()]
     messages = list(state.messages)
     assert state.messages == tuple(messages) and len(state.messages) == len(messages)

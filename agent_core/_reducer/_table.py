@@ -23,6 +23,7 @@ import msgspec
 
 from .._inputs import (
     AgentInput,
+    AnswerRejected,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -46,6 +47,7 @@ from .._inputs import (
 )
 from .._phase import Phase
 from .._state import AgentState
+from .on_answer_rejected import on_answer_rejected
 from .on_context_window_expanded import on_context_window_expanded
 from .on_history_tool_calls_added import on_history_tool_calls_added
 from .on_llm_call_failed import on_llm_call_failed
@@ -124,6 +126,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallInputRequired, on_tool_call_input_required, _ENDS_TURN, (Phase.ACTING,)),
     _row(ToolCallInputProvided, on_tool_call_input_provided, ("tool_calls", "turn"), _DECIDING),
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
+    _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""

@@ -103,7 +103,7 @@ def close_streaming(messages: Vector[Message], index: Map[str, int] | Table[str,
     return messages.set(position, replace(messages[position], streaming=False))
 
 
-def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "") -> AgentState:
+def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "", *, output: str = "") -> AgentState:
     """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends.
 
     Messages queued under the ``queue`` policy then open the next turn.
@@ -119,7 +119,9 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
         messages=close_streaming(state.messages, state.message_index, turn),
         turn=None,
         past_calls=_past_calls(state, turn),
-        last_outcome=TurnOutcome(kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp),
+        last_outcome=TurnOutcome(
+            kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp, output=output
+        ),
     )
     if state.queued:
         entering = tuple(replace(m, seq=state.step) for m in state.queued)

@@ -7,7 +7,8 @@ from typing import Any
 from msgspec.structs import replace
 
 from .._encodable import MAX_COUNT
-from .._inputs import CompleteReAct, ReActObserved, ToolCallRequest, Usage
+from .._inputs import AnswerRejected, CompleteReAct, ReActObserved, ToolCallRequest, Usage
+from .._output import output_value_problem
 from .._rules import Judgement
 from .._state import AgentState, Message, Turn
 from ._common import reject, require_not_streaming, require_thinking
@@ -98,7 +99,7 @@ def _continue(
     )
 
 
-def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved, **changes: Any) -> Turn:
+def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected, **changes: Any) -> Turn:
     """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
     usage = inp.usage
     return replace(
@@ -113,7 +114,7 @@ def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved, **changes: 
     )
 
 
-def _counted(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
+def _counted(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn) -> AgentState:
     """The state with the input's time and step, ``turn``, and the session's token counters."""
     usage = inp.usage
     return replace(
@@ -135,8 +136,9 @@ def _with_items(state: AgentState, message: Message, inp: ReActObserved) -> Agen
 
 
 def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
-    """Count the call and close the turn as completed (its counters are not kept: only the session's are)."""
-    return end_turn(_counted(state, inp, turn), "completed", turn.exhausted)
+    """Count the call and close the turn as completed (its counters are not kept: only the session's are),
+    with the validated output in a session that asks for one."""
+    return end_turn(_counted(state, inp, turn), "completed", turn.exhausted, output=inp.output)
 
 
 def _guarded(
@@ -152,7 +154,8 @@ def _guarded(
     return exhaust(state, tripped.reason, tripped.detail)
 
 
-def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
+def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn) -> None:
+    """The checks of a finished model call (shared by ``answer-rejected``), then of the observation."""
     require_not_streaming(state, inp, turn)
     if inp.called_llm_at > inp.timestamp:
         reject(
@@ -194,6 +197,9 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             "expected cache_read_tokens and cache_write_tokens (0 or more) to add up to at most input_tokens and "
             f"reasoning_tokens (0 or more) to be at most output_tokens, got {usage}",
         )
+    if not isinstance(inp, ReActObserved):
+        return
+    _validate_output(state, inp)
     if isinstance(inp.observation, CompleteReAct):
         return
     requests = inp.observation.tool_calls
@@ -218,7 +224,8 @@ def _validate(state: AgentState, inp: ReActObserved, turn: Turn) -> None:
             )
 
 
-def _validate_cost(state: AgentState, inp: ReActObserved) -> None:
+def _validate_cost(state: AgentState, inp: ReActObserved | AnswerRejected) -> None:
+    """A call's cost, when priced, is 0 or more and keeps the session's cost in range."""
     cost = inp.cost
     if cost is None:
         return
@@ -233,6 +240,32 @@ def _validate_cost(state: AgentState, inp: ReActObserved) -> None:
             "cost-in-range",
             f"cost={cost} would take the session's cost past {MAX_COUNT} nano-units; "
             "expected what one model call cost, in nano-units",
+        )
+
+
+def _validate_output(state: AgentState, inp: ReActObserved) -> None:
+    """A completed turn of a session with an output schema carries its validated output; nothing else does."""
+    wanted = bool(state.config.output_schema) and isinstance(inp.observation, CompleteReAct)
+    if not wanted:
+        if inp.output:
+            expected = "no output schema" if not state.config.output_schema else "tool calls, which end no turn"
+            reject(
+                state,
+                inp,
+                "unexpected-output",
+                "output-only-with-schema",
+                f"the observation carries an output, but it has {expected}; expected an empty output",
+            )
+        return
+    problem = "expected the answer validated against the session's output_schema, got none" if not inp.output else None
+    problem = problem or output_value_problem(inp.output)
+    if problem is not None:
+        reject(
+            state,
+            inp,
+            "bad-output",
+            "output-validated",
+            f"{problem}; refuse an answer that does not validate with answer-rejected instead",
         )
 
 

@@ -6,6 +6,7 @@ from msgspec.structs import replace
 
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
+from .._output import output_schema_problem
 from .._state import AgentState
 from .._toolset import ToolSet
 from ._common import reject
@@ -62,7 +63,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
 
 
 _AT_LEAST_ONE = ("max_identical_tool_calls", "llm_max_attempts")
-_COUNTS = ("initial_context_window", "context_window_step")
+_COUNTS = ("initial_context_window", "context_window_step", "max_output_retries")
 _BUDGETS = ("max_model_calls", "max_tool_calls", "max_tokens", "max_cost", "max_session_cost")
 _DURATIONS = ("retry_base_ms", "retry_max_ms")
 
@@ -92,4 +93,7 @@ def config_problems(inp: SessionStarted) -> list[str]:
     need("max_turn_ms", config.max_turn_ms, 0, MAX_DURATION_MS, optional=True)
     for tool in inp.tools:
         need(f"the timeout_ms of tool {tool.name!r}", tool.timeout_ms, 1, MAX_DURATION_MS, optional=True)
+    schema = output_schema_problem(config.output_schema)
+    if schema is not None:
+        problems.append(schema)
     return problems

@@ -45,6 +45,7 @@ except ImportError as error:
 from ._draw import due_at
 from ._invalid import invalid_input
 from ._kinds import (
+    answer_rejected,
     context_window_expanded,
     history_tool_calls_added,
     inputs,
@@ -89,6 +90,7 @@ __all__ = [
     "RAISING_GUARD",
     "VERDICT_RULE",
     "agent_configs",
+    "answer_rejected",
     "context_window_expanded",
     "due_at",
     "fold",

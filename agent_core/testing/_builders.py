@@ -13,6 +13,7 @@ from .._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     AgentInput,
+    AnswerRejected,
     CompleteReAct,
     ContextWindowExpanded,
     ContinueReAct,
@@ -43,10 +44,12 @@ from ._kinds import session_started
 from ._per_kind import per_kind
 from ._values import (
     EPOCH_MS,
+    OUTPUTS,
     PARAMETERS,
     VERDICT_PARAMETERS,
     input_objects,
     opaque_items,
+    output_problems,
     texts,
     tool_results,
     usages,
@@ -79,8 +82,15 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     answer = _answer(state)
     if draw(st.integers(0, 4)) == 4:
         items = _with_text(opaque, answer) if opaque and answer is not None and not answer.items else ()
+        output = pick(draw, OUTPUTS) if state.config.output_schema else ""
         return ReActObserved(
-            timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage, items=items, cost=cost
+            timestamp=at,
+            called_llm_at=called,
+            observation=CompleteReAct(),
+            usage=usage,
+            items=items,
+            output=output,
+            cost=cost,
         )
     requests: dict[str, ToolCallRequest] = {}
     arguments = PARAMETERS + VERDICT_PARAMETERS if state.config.rules else PARAMETERS
@@ -206,6 +216,20 @@ def _action(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return WorkflowActionTaken(timestamp=at, action=pick(draw, actions))
 
 
+def _rejected(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    at = later(draw, state)
+    invalid = bool(state.config.output_schema) and draw(st.booleans())
+    return AnswerRejected(
+        timestamp=at,
+        called_llm_at=at - draw(st.integers(0, min(at, 30_000))),
+        reason="invalid-output" if invalid else "empty-answer",
+        message_id=fresh_id(draw, state, "n", message_taken(state)),
+        problems=draw(_PROBLEMS) if invalid else (),
+        usage=draw(_USAGES),
+        cost=draw(_COSTS),
+    )
+
+
 def _verdict(draw: st.DrawFn, state: AgentState) -> AgentInput:
     granted = draw(st.sampled_from((True, True, True, False)))
     return PoolVerdictReceived(
@@ -230,6 +254,7 @@ _ITEMS = opaque_items()
 _RESULTS = tool_results()
 _INPUT_OBJECTS = input_objects()
 _REQUEST_STATES = st.sampled_from(("", "state-1"))
+_PROBLEMS = output_problems()
 _RETRY_AFTER = st.none() | st.integers(0, 60_000)
 _RETRYABLE = st.sampled_from((True, True, False))  # outages and rate limits are the usual failure
 
@@ -253,6 +278,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         ToolCallInputRequired: _input_required,
         ToolCallInputProvided: _input_provided,
         ToolCallTaskCreated: _task_created,
+        AnswerRejected: _rejected,
         PoolVerdictReceived: _verdict,
     },
     "builders",

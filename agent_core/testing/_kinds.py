@@ -14,6 +14,7 @@ from hypothesis.strategies import SearchStrategy
 from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
+    AnswerRejected,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -42,6 +43,7 @@ from ._values import (
     ids,
     input_objects,
     observations,
+    output_problems,
     texts,
     timestamps,
     tool_lists,
@@ -217,6 +219,26 @@ def tool_call_task_created(
     )
 
 
+def answer_rejected(*, timestamp: Ts = None, message_id: Str = None) -> SearchStrategy[AnswerRejected]:
+    """``answer-rejected``: an output that did not validate (with problems) or an empty reply."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> AnswerRejected:
+        at = draw(_at(timestamp))
+        invalid = draw(st.booleans())
+        return AnswerRejected(
+            timestamp=at,
+            called_llm_at=draw(st.integers(max(0, at - 60_000), at)),
+            reason="invalid-output" if invalid else "empty-answer",
+            message_id=draw(field(message_id, ids())),
+            problems=draw(output_problems()) if invalid else (),
+            usage=draw(usages()),
+            cost=draw(st.none() | st.integers(0, 50_000_000)),
+        )
+
+    return build()
+
+
 def pool_verdict_received(*, timestamp: Ts = None, pool: Str = None) -> SearchStrategy[PoolVerdictReceived]:
     """``pool-verdict-received``, granted or refused, for an arbitrary pool."""
     return st.builds(
@@ -250,6 +272,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputRequired: tool_call_input_required,
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
+        AnswerRejected: answer_rejected,
         PoolVerdictReceived: pool_verdict_received,
     },
     "input strategies",

@@ -42,6 +42,7 @@ _WEIGHTS = tuple(
             "tool-call-input-required": 1,
             "tool-call-input-provided": 2,
             "tool-call-task-created": 1,
+            "answer-rejected": 1,
             "pool-verdict-received": 2,
         },
         "weights",
@@ -69,7 +70,7 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
         if turn.streaming_message_id:
             kinds.add("llm-message-completed")
         else:
-            kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded"))
+            kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded", "answer-rejected"))
             kinds.add("history-tool-calls-added")
         if state.config.budget_pool:
             kinds.add("pool-verdict-received")

@@ -12,6 +12,7 @@ from .._inputs import (
     CompleteReAct,
     ContinueReAct,
     Observation,
+    OutputProblem,
     ProviderItem,
     ToolCallRequest,
     ToolFailure,
@@ -64,6 +65,19 @@ def texts() -> SearchStrategy[str]:
     return st.text(max_size=40)
 
 
+OUTPUT_SCHEMA = '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}'
+"""The output schema drawn configurations ask for now and then."""
+
+OUTPUTS = ('{"answer":""}', '{"answer":"42"}', '{"answer":"\\u00e9t\\u00e9"}')
+"""Validated outputs for :data:`OUTPUT_SCHEMA` (canonical JSON text)."""
+
+
+def output_problems() -> SearchStrategy[tuple[OutputProblem, ...]]:
+    """What a validator found wrong with an answer: one to three problems, each where and what."""
+    problem = st.builds(OutputProblem, where=st.sampled_from(("$", "$.answer", "$.items[0]")), what=texts())
+    return st.lists(problem, min_size=1, max_size=3).map(tuple)
+
+
 def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
     """:class:`AgentConfig` values covering every knob: budgets on and off, both budget policies,
     all three user message policies, deadlines, retries and stuck thresholds.
@@ -87,6 +101,9 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "retry_base_ms": st.integers(0, 2_000),
         "retry_max_ms": st.integers(0, 30_000),
         "user_message_policy": st.sampled_from(("merge", "queue", "interrupt")),
+        # A structured answer now and then (a completed turn then carries its validated output).
+        "output_schema": st.sampled_from(("", "", "", "", "", OUTPUT_SCHEMA)),
+        "max_output_retries": st.sampled_from((2, 0, 1)),
         # Money in nano-units: a few cents, a dollar; a pool now and then.
         "max_cost": st.sampled_from((None, None, None, 0, 30_000_000, 10**9)),
         "max_session_cost": st.sampled_from((None, None, None, 50_000_000, 10**9)),

@@ -4,6 +4,7 @@ and durable sessions over a store (``open_session``)."""
 from ._context import EffectContext
 from ._events import TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
+from ._output import NoOutput, OutputType, OutputValidator
 from ._redact import MIN_SECRET_CHARS, REDACTED
 
 # For the Temporal workers (not public names):
@@ -22,6 +23,9 @@ __all__ = [
     "AgentRuntime",
     "EffectContext",
     "IdSource",
+    "NoOutput",
+    "OutputType",
+    "OutputValidator",
     "RandomIds",
     "SequentialIds",
     "Session",

@@ -15,6 +15,7 @@ from .._clock import Clock
 from .._model import Model
 from .._money import BudgetPools
 from .._tools import Toolbox
+from ._output import OutputValidator
 
 DEFAULT_MODEL_TIMEOUT_MS = 600_000
 """A model call that has not answered after 10 minutes fails, retryable (as the OpenAI SDK's own default)."""
@@ -53,6 +54,10 @@ class EffectContext(Protocol):
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A new message id of ``kind`` that ``state`` does not use yet."""
+        ...
+
+    def output_validator(self, schema: str) -> OutputValidator:
+        """The validator of the session's ``output_schema`` (the agent's output type when it gave that schema)."""
         ...
 
     @property

@@ -24,6 +24,7 @@ from .._store import (
 )
 from .._tools import Tool
 from ._ids import IdSource
+from ._output import OutputType
 from ._session import Agent
 from ._session_handle import Session
 
@@ -80,6 +81,7 @@ async def open_session(
     durability: Durability = "input",
     max_backlog: int | None = DEFAULT_MAX_BACKLOG,
     secrets: Iterable[str] = (),
+    output_type: OutputType | None = None,
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -108,7 +110,9 @@ async def open_session(
     the turn in progress (its tools may then run again when it is asked again).
     ``max_backlog`` bounds the inputs from outside waiting for the store (see
     :class:`Agent`). ``secrets`` are redacted from every input (see :class:`Agent`);
-    they are not stored, so pass them each time.
+    they are not stored, so pass them each time. ``output_type`` asks for a structured answer (see
+    :class:`Agent`); a stored session keeps the schema its log started with, and its answers are validated by
+    ``output_type`` when that gives the same schema, else against the logged schema.
     """
     clock = clock if clock is not None else SystemClock()
     keeper = leasing(store)
@@ -126,6 +130,7 @@ async def open_session(
             initial=journal.state if journal.seq else None,
             max_backlog=max_backlog,
             secrets=secrets,
+            output_type=output_type,
         )
         try:
             async with agent.running() as session:

@@ -30,6 +30,7 @@ from .._money import BudgetPools, Pricing, model_name, priced
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
+from ._output import JsonSchemaOutput, OutputValidator
 from ._redact import RedactingDispatch, Redactor
 from .call_llm import call_llm
 from .call_tool import call_tool
@@ -54,11 +55,13 @@ class AgentRuntime:
         floor: Callable[[], int] = lambda: 0,
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         secrets: Iterable[str] = (),
+        output: OutputValidator | None = None,
         pricing: Pricing | None = None,
         pools: BudgetPools | None = None,
     ) -> None:
         self._pools = pools
         self.redactor = Redactor(secrets)
+        self._output = output
         self._pricing = pricing
         self._model_name = model_name(model)
         self._model = model
@@ -95,6 +98,13 @@ class AgentRuntime:
         now = max(self._clock.now_ms(), self._last, self._floor(), at_least)
         self._last = now
         return now
+
+    def output_validator(self, schema: str) -> OutputValidator:
+        """The agent's output validator when it gave ``schema``; else one for the logged schema (a session
+        resumed without its output type), kept for the next answers."""
+        if self._output is None or self._output.schema != schema:
+            self._output = JsonSchemaOutput(schema)
+        return self._output
 
     def tool_slot(self) -> Slots:
         """A place for one tool call under the session's bound, then the process's (``async with`` it)."""

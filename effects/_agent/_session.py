@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
 
+import msgspec
+
 from agent_core import (
     AgentConfig,
     AgentInput,
@@ -35,6 +37,7 @@ from .._money import BudgetPools, Pricing, default_pricing
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
+from ._output import OutputType, output_validator
 from ._redact import Redactor
 from ._runtime import AgentRuntime
 from ._session_handle import Session
@@ -66,6 +69,15 @@ class Agent:
     and made durable (default 1,000): over it, ``Session.send`` and the other
     methods raise :class:`~effects.Backpressure`; see :meth:`Session.wait_for_room`.
 
+    ``output_type`` asks every turn for a structured answer: a pydantic model
+    (validated by pydantic) or a JSON Schema of an object, as a dict or JSON text
+    (validated by the ``jsonschema`` package, the ``json-schema`` extra). Its
+    schema becomes ``config.output_schema``; an answer that does not validate is
+    shown to the model and asked again (``config.max_output_retries``); the
+    validated answer is ``state.last_outcome.output``, and
+    :meth:`Session.output` returns it as the type. ``TypeError``/``ValueError``
+    here for a type whose schema is not an object's.
+
     ``pricing`` prices each model call where its reply enters (the cost is
     logged on ``re-act-observed``; see :data:`~effects.Pricing`): by default
     ``"genai-prices"``, the :class:`~effects.GenaiPrices` table when the
@@ -90,6 +102,7 @@ class Agent:
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         max_backlog: int | None = DEFAULT_MAX_BACKLOG,
         secrets: Iterable[str] = (),
+        output_type: OutputType | None = None,
         pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
         pools: BudgetPools | None = None,
     ) -> None:
@@ -100,6 +113,9 @@ class Agent:
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
         self.config = config if config is not None else AgentConfig()
+        self.output = output_validator(output_type) if output_type is not None else None
+        if self.output is not None:
+            self.config = _with_output_schema(self.config, self.output.schema)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.ids: IdSource = ids if ids is not None else RandomIds()
         self.session_id = session_id
@@ -147,6 +163,7 @@ class Agent:
             floor=lambda: machine.current().timestamp,
             model_timeout_ms=self.model_timeout_ms,
             secrets=self.secrets,
+            output=self.output,
             pricing=self.pricing,
             pools=self.pools,
         )
@@ -184,3 +201,13 @@ class Agent:
                 yield session
         finally:
             session.stopped = True
+
+
+def _with_output_schema(config: AgentConfig, schema: str) -> AgentConfig:
+    """``config`` asking for ``schema``; a config that already asks for another one is a mistake."""
+    if config.output_schema and config.output_schema != schema:
+        raise ValueError(
+            "the config's output_schema differs from the output_type's schema; "
+            "expected one of them (pass output_type, and leave config.output_schema empty)"
+        )
+    return msgspec.structs.replace(config, output_schema=schema)

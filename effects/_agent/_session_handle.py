@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_core import (
     AgentInput,
@@ -21,7 +21,10 @@ from agent_core import (
 )
 
 from .._machine import Machine, MachineEvent
+from ._output import loaded_output
 from ._runtime import AgentRuntime
+
+T = TypeVar("T")
 
 MAX_MESSAGE_CHARS = 1_000_000
 """The longest user message :meth:`Session.send` accepts."""
@@ -187,6 +190,20 @@ class Session:
         because of an error meanwhile, raises :class:`~effects.MachineStopped`.
         """
         return await self.machine.until(_turn_waits)
+
+    def output(self, output_type: type[T]) -> T:
+        """The last completed turn's structured answer (``state.last_outcome.output``) as ``output_type``.
+
+        Raises :class:`~effects.NoOutput` when the last turn failed (e.g.
+        ``invalid-output`` after its retries), was cancelled, is still open, or
+        when the session asks for no output type.
+        """
+        return loaded_output(self.machine.current(), output_type)
+
+    async def turn_output(self, output_type: type[T]) -> T:
+        """Wait for the turn to end (:meth:`turn_done`), then return its structured answer as ``output_type``
+        (see :meth:`output`)."""
+        return loaded_output(await self.turn_done(), output_type)
 
     def subscribe(self, handler: Callable[[MachineEvent], None]) -> Callable[[], None]:
         """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function."""

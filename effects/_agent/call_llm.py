@@ -22,10 +22,12 @@ from collections.abc import Container, Iterator, Sequence
 
 import anyio
 import msgspec
+from msgspec.structs import replace
 
 from agent_core import (
     AgentInput,
     AgentState,
+    AnswerRejected,
     CallLlm,
     CompleteReAct,
     ContextWindowExpanded,
@@ -35,7 +37,9 @@ from agent_core import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    OutputProblem,
     ReActObserved,
+    RejectionReason,
     ToolCallRequest,
     llm_context,
     replace_surrogates,
@@ -134,6 +138,13 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
         dispatch(_internal_input(ctx, internal[0], state))
         return
     observation = _observation(reply, state.tool_calls)
+    output = ""
+    if isinstance(observation, CompleteReAct):
+        verdict = _judged(ctx, state, reply)
+        if isinstance(verdict, AnswerRejected):
+            dispatch(replace(verdict, timestamp=ctx.stamp(), called_llm_at=called_at, cost=cost))
+            return
+        output = verdict
     call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
     try:
         items = logged_items(reply, call_ids, stream.message_id)
@@ -146,9 +157,34 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
         observation=observation,
         usage=reply.usage,
         items=items,
+        output=output,
         cost=cost,
     )
     dispatch(observed)
+
+
+def _judged(ctx: EffectContext, state: AgentState, reply: ModelReply) -> str | AnswerRejected:
+    """A reply without tool calls, judged: the validated output (empty without an output schema), or the
+    rejection of an empty reply or of an answer that does not validate (stamped by the caller)."""
+    schema = state.config.output_schema
+    if not reply.text.strip():
+        reason: RejectionReason = "empty-answer"
+        problems: tuple[OutputProblem, ...] = ()
+    elif not schema:
+        return ""
+    else:
+        verdict = ctx.output_validator(schema).validate(reply.text)
+        if isinstance(verdict, str):
+            return verdict
+        reason, problems = "invalid-output", verdict
+    return AnswerRejected(
+        timestamp=0,
+        called_llm_at=0,
+        reason=reason,
+        message_id=ctx.new_message_id("note", state),
+        problems=problems,
+        usage=reply.usage,
+    )
 
 
 async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> ModelReply:

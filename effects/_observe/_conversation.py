@@ -23,6 +23,7 @@ from agent_core import (
     UserMessageReceived,
 )
 
+from .._arguments import arguments_object
 from .._store import EventStore, StoredInput
 from ._replayed import fold_steps
 
@@ -96,7 +97,7 @@ def entries_of(seq: int, inp: AgentInput, before: AgentState, after: AgentState)
 
 
 def _pretty(parameters: str) -> str:
-    try:
-        return json.dumps(json.loads(parameters), indent=2, ensure_ascii=False)
-    except ValueError:
-        return parameters
+    """Arguments indented, when they are a JSON object nested no deeper than arguments may be; else as they came
+    (text nested 50,000 deep is shown, not parsed into a ``RecursionError``)."""
+    value = arguments_object(parameters) if parameters else parameters
+    return parameters if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)

@@ -11,35 +11,28 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agent_core import DecodeError, phase
-
 from .._store import (
     ConcurrencyError,
     EventStore,
-    LogDamaged,
-    NotAStore,
-    ReplayDiverged,
     SessionExists,
     SessionNotFound,
-    StoreDamaged,
     StoreUnavailable,
     fork_session,
-    load_state,
 )
 from ._assets import ASSETS, asset, media_type
-from ._checks import BadRequest, cross_site, failed, json_body, param
+from ._bounds import DETAIL_BYTES, RECORDS_PER_PAGE, SESSIONS_PER_PAGE
+from ._checks import BadRequest, cross_site, failed, json_body, number, param
+from ._cursor import Cursors
 from ._decide import DecisionRefused, decide
-from ._records import record_view
+from ._records import record_detail
+from ._sessions import UNREADABLE, SessionList
 from ._verify import verify_view
-from ._view import session_view
+from ._view import Views
 
 DECISION = 'expected {"tool_call_id": "...", "approve": true|false, "reason": "..."}'
 FORK = 'expected {"at": N}, the last record to copy'
 
 T = TypeVar("T")
-
-UNREADABLE = (LogDamaged, ReplayDiverged, StoreDamaged, NotAStore, DecodeError)
-"""Errors of a session this release cannot read (damaged, or its reducer changed): the message says which."""
 
 
 class Decision(msgspec.Struct, forbid_unknown_fields=True):
@@ -57,11 +50,15 @@ class Fork(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class Api:
-    """One method per route, over one store. Work on the store runs in a worker thread."""
+    """One method per route, over one store. Work on the store runs in a worker thread; the folds a page
+    leaves are kept for the next (see ``_cursor``)."""
 
     def __init__(self, store: EventStore, hosts: Iterable[str] = ()) -> None:
         self.store = store
         self.hosts = frozenset(hosts)
+        self.cursors = Cursors()
+        self.views = Views(store, self.cursors)
+        self.listing = SessionList(store, self.cursors)
 
     async def page(self, request: Request) -> Response:
         name = param(request, "name") if "name" in request.path_params else "index.html"
@@ -70,14 +67,22 @@ class Api:
         return Response(asset(name), media_type=media_type(name))
 
     async def sessions(self, request: Request) -> Response:
-        def listed() -> list[dict[str, Any]]:
-            return [{**msgspec.to_builtins(i), **_phase(self.store, i.session_id)} for i in self.store.sessions()]
-
-        return await _guarded(listed)
+        try:
+            offset = number(request, "offset", 0)
+            limit = number(request, "limit", SESSIONS_PER_PAGE)
+        except BadRequest as error:
+            return failed(error.status, str(error))
+        return await _guarded(lambda: self.listing.page(offset, limit))
 
     async def session(self, request: Request) -> Response:
         sid = param(request, "sid")
-        return await _guarded(lambda: session_view(self.store, sid))
+        try:
+            after = number(request, "after", None)
+            before = number(request, "before", None)
+            limit = number(request, "limit", RECORDS_PER_PAGE)
+        except BadRequest as error:
+            return failed(error.status, str(error))
+        return await _guarded(lambda: self.views.page(sid, after=after, before=before, limit=limit))
 
     async def head(self, request: Request) -> Response:
         sid = param(request, "sid")
@@ -85,7 +90,11 @@ class Api:
 
     async def record(self, request: Request) -> Response:
         sid, seq = param(request, "sid"), request.path_params["seq"]
-        return await _guarded(lambda: record_view(self.store, sid, seq))
+        try:
+            budget = number(request, "bytes", DETAIL_BYTES)
+        except BadRequest as error:
+            return failed(error.status, str(error))
+        return await _guarded(lambda: record_detail(self.store, sid, seq, budget, self.cursors))
 
     async def verify(self, request: Request) -> Response:
         sid = param(request, "sid")
@@ -120,14 +129,6 @@ async def not_routed(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     routes = "/, /assets/NAME, /api/sessions[/ID[/head|/records/N|/verify|/decisions|/fork]]"
     return failed(error.status_code, f"{error.detail}: {request.method} {request.url.path}; the viewer serves {routes}")
-
-
-def _phase(store: EventStore, session_id: str) -> dict[str, str]:
-    """The session's phase for the list; a session that cannot be read is listed with why, not left out."""
-    try:
-        return {"phase": phase(load_state(store, session_id)).value}
-    except UNREADABLE as error:
-        return {"phase": "unreadable", "error": str(error)}
 
 
 async def _guarded(work: Callable[[], Any]) -> Response:

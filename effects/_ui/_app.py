@@ -17,14 +17,19 @@ from .._store import EventStore
 def create_app(store: EventStore, *, hosts: Iterable[str] = ()) -> Any:
     """A Starlette app showing the sessions of ``store`` (which stays open; close it after the server stops).
 
-    Routes: ``/`` (the page), ``/api/sessions``, ``/api/sessions/{id}`` (the
-    view), ``.../head``, ``.../records/{seq}``, ``.../verify``, and ``POST``
+    Routes: ``/`` (the page), ``/api/sessions`` (``?offset=&limit=``, a page
+    of the list), ``/api/sessions/{id}`` (a page of records and the state it
+    ends in: the newest, ``?after=N`` or ``?before=N``, ``&limit=``; see
+    :func:`session_view`), ``.../head``, ``.../records/{seq}`` (``?bytes=``,
+    see :func:`record_view`), ``.../verify``, and ``POST``
     ``.../decisions`` (``{"tool_call_id", "approve", "reason"}``, ``approve`` a
     JSON boolean) and ``.../fork`` (``{"at"}``, a JSON integer). Every request
     must carry a loopback ``Host`` (``127.0.0.0/8``, ``[::1]``, ``localhost``)
     or one of ``hosts`` (the address the app is served on, if another);
     anything else gets ``403``. Every refusal is JSON ``{"error": message}``
-    with a 4xx status (``503`` when the store is unavailable).
+    with a 4xx status (``503`` when the store is unavailable). Every answer is
+    bounded: at most 200 records and about 1.3 MiB a page, 100 sessions a page
+    of the list, 4 MiB for one record's detail.
     """
     try:
         from starlette.applications import Starlette

@@ -26,6 +26,7 @@ MAX_BODY = 64 * 1024
 """The largest body a POST may carry (a decision's reason included), in bytes."""
 
 T = TypeVar("T")
+N = TypeVar("N", int, None)
 
 
 class BadRequest(Exception):
@@ -97,6 +98,18 @@ def _segments_as_sent(scope: Scope) -> str:
 def param(request: Request, name: str) -> str:
     """A path parameter as the client meant it (``a%2Fb`` in the URL gives ``a/b``)."""
     return unquote(str(request.path_params[name]))
+
+
+def number(request: Request, name: str, default: N) -> int | N:
+    """The query parameter ``name`` as a whole number (at most 18 digits), or ``default`` when absent;
+    :class:`BadRequest` saying what was expected otherwise."""
+    values = request.query_params.getlist(name)
+    if not values:
+        return default
+    if len(values) > 1 or not (values[0].isascii() and values[0].isdigit() and len(values[0]) <= 18):
+        got = values[0] if len(values) == 1 else "&".join(f"{name}={v}" for v in values)
+        raise BadRequest(400, f"expected ?{name}=N once, N a whole number; got {got[:100]!r}")
+    return int(values[0])
 
 
 def cross_site(request: Request, gate_hosts: Iterable[str] = ()) -> str | None:

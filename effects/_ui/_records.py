@@ -10,7 +10,9 @@ import msgspec
 from agent_core import AgentInput, AgentState, effects_at, encode_input, format_nanos, llm_context, phase
 
 from .._observe import context_messages, messages_newest_first
-from .._store import EventStore, load_state
+from .._store import EventStore
+from ._bounds import DETAIL_BYTES, MAX_DETAIL_BYTES, MIN_DETAIL_BYTES, clip, size
+from ._cursor import Cursors
 
 LAST_MESSAGES = 6
 """How many of the latest messages the state view lists (the conversation view has them all)."""
@@ -77,12 +79,26 @@ def detail_of(seq: int, inp: AgentInput, before: AgentState, after: AgentState) 
     }
 
 
-def record_view(store: EventStore, session_id: str, seq: int) -> dict[str, Any]:
-    """:func:`detail_of` for one stored record (the states come from snapshots and a short fold)."""
+def record_view(store: EventStore, session_id: str, seq: int, *, budget: int = DETAIL_BYTES) -> dict[str, Any]:
+    """:func:`detail_of` for one stored record, cut to ``budget`` bytes of JSON (``cut`` says whether it was)."""
+    return record_detail(store, session_id, seq, budget, Cursors())
+
+
+def record_detail(store: EventStore, session_id: str, seq: int, budget: int, cursors: Cursors) -> dict[str, Any]:
+    """:func:`record_view`, taking the states from a cursor that folded the record lately, if one did."""
     length = store.session(session_id).length
     if not 1 <= seq <= length:
         raise ValueError(f"session {session_id!r} has records 1 to {length}; there is no record {seq}")
-    before = load_state(store, session_id, seq - 1)
-    after = load_state(store, session_id, seq)
-    [record] = list(store.read(session_id, seq, seq))
-    return detail_of(seq, record.decode(), before, after)
+    if not MIN_DETAIL_BYTES <= budget <= MAX_DETAIL_BYTES:
+        raise ValueError(f"a record's detail takes {MIN_DETAIL_BYTES} to {MAX_DETAIL_BYTES} bytes; got {budget}")
+    states = cursors.states(session_id, seq)
+    if states is None:
+        cursor = cursors.take(store, session_id, seq - 1)
+        cursor.advance(store, seq, lambda part: True)
+        states = cursor.states[seq - 1], cursor.states[seq]
+        cursors.put(cursor)
+    [record] = store.read(session_id, seq, seq)
+    detail = detail_of(seq, record.decode(), *states)
+    whole, cut = size(detail), clip(detail, budget)
+    shown = cut if isinstance(cut, dict) else {"seq": seq, "note": cut}
+    return {**shown, "bytes": whole, "cut": whole > budget}

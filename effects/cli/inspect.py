@@ -9,7 +9,7 @@ from typing import Any
 from agent_core import AgentState, effects_at, phase, state_hash
 
 from .._store import TimelineEntry, load_state, timeline
-from .._ui import write_html
+from .._ui import HTML_RECORDS, MAX_HTML_RECORDS, html_window, write_html
 from ._logs import CommandError, add_db, add_progress, command, opened, print_json, progress_printer, show_duration
 
 EPILOG = """\
@@ -31,9 +31,12 @@ def register(subparsers: Any) -> None:
     )
     add_db(parser)
     parser.add_argument("--at", type=int, metavar="N", help="stop at record N and show the state there (default: end)")
-    parser.add_argument("--from", dest="start", type=int, default=1, metavar="M", help="show records from M on")
+    parser.add_argument("--from", dest="start", type=int, metavar="M", help="show records from M on")
     parser.add_argument(
-        "--html", metavar="FILE", help="write the session viewer of this session as one self-contained HTML file"
+        "--html",
+        metavar="FILE",
+        help=f"write the session viewer of records M..N (default: the newest {HTML_RECORDS}, at most "
+        f"{MAX_HTML_RECORDS}) as one self-contained HTML file",
     )
     add_progress(parser)
     parser.set_defaults(func=command("inspect", run))
@@ -49,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         if not 0 <= at <= length:
             raise CommandError(f"session {args.session!r} has records 1 to {length}; --at {at} is outside them")
         progress = progress_printer(args, f"folding {args.session}")
-        entries = timeline(store, args.session, start=args.start, stop=at, progress=progress)
+        start = 1 if args.start is None else args.start
+        entries = timeline(store, args.session, start=start, stop=at, progress=progress)
         state = load_state(store, args.session, at)
     if args.json:
         print_json({"session_id": args.session, "at": at, "timeline": entries, "state": _state_json(state)})
@@ -67,13 +71,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_page(args: argparse.Namespace) -> int:
-    """``--html FILE``: the viewer's page for the session, with every record's state inlined."""
+    """``--html FILE``: the viewer's page for records M..N of the session, each record's state inlined."""
     with opened(args.db) as store:
+        length = store.session(args.session).length
         try:
-            size = write_html(store, args.session, args.html)
+            first, last = html_window(length, args.start, args.at)
+        except ValueError as error:
+            raise CommandError(f"session {args.session!r}: {error}") from None
+        try:
+            size = write_html(store, args.session, args.html, start=first, stop=last)
         except OSError as error:
-            raise CommandError(f"cannot write {args.html}: {error.strerror}") from None
-    print(f"wrote the viewer of {args.session} to {args.html} ({size // 1024} KiB, self-contained)", file=sys.stderr)
+            raise CommandError(f"cannot write {args.html}: {error.strerror or error}") from None
+    held = f"records {first} to {last} of {length}" if first <= last else "no records"
+    print(
+        f"wrote the viewer of {args.session} to {args.html} ({held}; {size // 1024} KiB, self-contained)",
+        file=sys.stderr,
+    )
+    if first > 1:
+        print(f"  earlier records: --from M --at {first - 1} writes another page", file=sys.stderr)
     return 0
 
 

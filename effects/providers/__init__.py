@@ -8,6 +8,7 @@ testing them offline is in :mod:`effects.testing`.
 """
 
 from .._extras import MissingExtra
+from ._limits import StreamLimits
 from .anthropic import AnthropicModel
 from .demo import chat_demo_model, chat_demo_tools
 from .mcp import McpServer, McpServerError, McpTool
@@ -22,6 +23,7 @@ __all__ = [
     "MissingExtra",
     "OpenAIModel",
     "OpenAIResponsesModel",
+    "StreamLimits",
     "chat_demo_model",
     "chat_demo_tools",
 ]

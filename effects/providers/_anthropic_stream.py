@@ -29,6 +29,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._limits import AnswerSize, StreamLimits
 from ._timeline import item_json
 
 _S = TypeVar("_S", bound=msgspec.Struct)
@@ -214,12 +215,16 @@ class _Blocks:
         return tuple(items)
 
 
-async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str = "") -> ModelReply:
+async def read_events(
+    stream: AsyncIterator[Any], on_text: TextSink, model: str = "", size: AnswerSize | None = None
+) -> ModelReply:
     """Fold a messages-API event stream into a :class:`~effects.ModelReply`, streaming text to ``on_text``.
 
     ``finish_reason`` (the stop reason) stays empty when no ``message_delta``
-    carried one (a stream cut off). ``model`` names the items' model.
+    carried one (a stream cut off). ``model`` names the items' model. ``size`` counts what the reply keeps
+    (:class:`StreamTooLarge` past its limit).
     """
+    size = size or AnswerSize(StreamLimits().answer_chars)
     text: list[str] = []
     blocks = _Blocks()
     usage = _Usage()
@@ -230,6 +235,7 @@ async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str 
             start = msgspec.convert(event, _BlockStart, from_attributes=True)
             block = _shaped(start.content_block, _BLOCKS, "content_block")
             if block is not None:
+                size.add(len(msgspec.json.encode(block)))
                 blocks.start(start.index, block)
                 if isinstance(block, _Text) and block.text:
                     text.append(block.text)
@@ -237,6 +243,8 @@ async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str 
         elif kind == "content_block_delta":
             delta = msgspec.convert(event, _BlockDelta, from_attributes=True)
             piece = _shaped(delta.delta, _DELTAS, "delta")
+            if piece is not None:
+                size.add(sum(len(text) for text in msgspec.structs.astuple(piece)))
             if piece is not None and blocks.add(delta.index, piece) and isinstance(piece, _Text) and piece.text:
                 text.append(piece.text)
                 on_text(piece.text)

@@ -8,9 +8,10 @@ from typing import Any, ClassVar, Self
 
 from agent_core import LlmContext
 
-from .._model import ModelReply, TextSink
-from ._errors import translate
+from .._model import ModelError, ModelReply, TextSink
+from ._errors import redact, translate
 from ._finish import MALFORMED, finished, malformed
+from ._limits import AnswerSize, StreamLimits, StreamTooLarge
 
 
 class HttpModel:
@@ -29,6 +30,7 @@ class HttpModel:
     _http: Any
     _origin: str
     _secrets: tuple[str, ...]
+    _limits: StreamLimits
     _failures: tuple[type[Exception], ...]  # the SDK's base error and its HTTP library's TransportError
     _key_hint: ClassVar[str]
     _finish_field: ClassVar[str]
@@ -45,6 +47,9 @@ class HttpModel:
                 except MALFORMED as error:
                     raise malformed(self._origin, error, self._secrets) from None
                 content_type = str(stream.response.headers.get("content-type", ""))
+        except StreamTooLarge as error:
+            message = f"{self._origin} {error}. Not retryable: the server sent more than a model's answer can be."
+            raise ModelError(redact(message, self._secrets), retryable=False) from None
         except self._failures as error:  # the SDK lets some read errors through
             raise translate(error, self._sdk, self._http, self._origin, self._secrets, self._key_hint) from None
         return finished(
@@ -64,6 +69,10 @@ class HttpModel:
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
         raise NotImplementedError
+
+    def _answer(self) -> AnswerSize:
+        """A new count of the answer a fold keeps, against the adapter's :class:`StreamLimits`."""
+        return AnswerSize(self._limits.answer_chars)
 
     async def __aenter__(self) -> Self:
         return self

@@ -21,6 +21,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._limits import AnswerSize, StreamLimits
 from ._timeline import item_json
 
 PROVIDER_ID = "openai-chat"
@@ -88,7 +89,9 @@ class _Chunk(msgspec.Struct):
     usage: _Usage | None = None
 
 
-async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str = "") -> ModelReply:
+async def read_stream(
+    stream: AsyncIterator[Any], on_text: TextSink, model: str = "", size: AnswerSize | None = None
+) -> ModelReply:
     """Fold a chat-completion chunk stream into a :class:`~effects.ModelReply`, streaming text to ``on_text``.
 
     Reasoning a server streams beside the answer (``reasoning_content``, as
@@ -96,8 +99,10 @@ async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str 
     item of ``model``.
 
     ``finish_reason`` stays empty when no chunk carried one (a stream cut off).
-    Raises :class:`msgspec.ValidationError` for a chunk of the wrong shape.
+    Raises :class:`msgspec.ValidationError` for a chunk of the wrong shape, and :class:`StreamTooLarge` when
+    ``size`` counts past its limit.
     """
+    size = size or AnswerSize(StreamLimits().answer_chars)
     text: list[str] = []
     reasoning: dict[str, list[str]] = {}  # the field the server named it by -> its pieces
     calls = _ToolCalls()
@@ -113,15 +118,20 @@ async def read_stream(stream: AsyncIterator[Any], on_text: TextSink, model: str 
         delta = choice.delta or _Delta()
         piece = delta.content or delta.refusal
         if piece:
+            size.add(len(piece))
             text.append(piece)
             on_text(piece)
         thought = _reasoning(item)
+        if thought is not None:
+            size.add(len(thought.reasoning_content or thought.reasoning or ""))
         if thought is not None and thought.reasoning_content:
             reasoning.setdefault("reasoning_content", []).append(thought.reasoning_content)
         elif thought is not None and thought.reasoning:
             reasoning.setdefault("reasoning", []).append(thought.reasoning)
         for part in delta.tool_calls or ():
             calls.add(part)
+            function = part.function
+            size.add(len(part.id or "") + (len(function.name or "") + len(function.arguments or "") if function else 0))
         if choice.finish_reason:
             finish = choice.finish_reason
     done = calls.done()

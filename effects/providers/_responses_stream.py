@@ -29,6 +29,7 @@ from agent_core import TEXT_MARKER, TOOL_CALL_MARKER, ProviderItem, Usage
 
 from .._model import ModelError, ModelReply, ModelToolCall, TextSink
 from ._finish import Tokens
+from ._limits import AnswerSize, StreamLimits
 from ._timeline import item_json
 
 PROVIDER_ID = "openai-responses"
@@ -144,9 +145,10 @@ class _Output:
         self.done: dict[int, dict[str, Any]] = {}
         self.refused = False
 
-    def finish(self, index: int, item: Any, on_text: TextSink) -> None:
+    def finish(self, index: int, item: Any, on_text: TextSink, size: AnswerSize) -> None:
         """Keep the whole item; a message whose text never streamed as deltas gives it now."""
         whole = _as_object(item)
+        size.add(len(msgspec.json.encode(whole)))
         kind = msgspec.convert(whole, _Item).type
         self.kinds[index] = kind
         self.done[index] = whole
@@ -200,15 +202,19 @@ def _as_object(item: Any) -> dict[str, Any]:
     return whole
 
 
-async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str = "") -> ModelReply:
+async def read_events(
+    stream: AsyncIterator[Any], on_text: TextSink, model: str = "", size: AnswerSize | None = None
+) -> ModelReply:
     """Fold a Responses-API event stream into a :class:`~effects.ModelReply`, streaming text to ``on_text``.
 
     ``finish_reason`` stays empty when the stream ended before the response
     completed (a stream cut off); it is ``completed``, ``refusal`` (the model
     refused), or ``incomplete/<reason>`` (``max_output_tokens``,
     ``content_filter``). A ``response.failed`` or ``error`` event raises
-    :class:`~effects.ModelError`, retryable for server errors and rate limits.
+    :class:`~effects.ModelError`, retryable for server errors and rate limits. ``size`` counts what the reply
+    keeps: the text and argument pieces, and each finished item as JSON (:class:`StreamTooLarge` past its limit).
     """
+    size = size or AnswerSize(StreamLimits().answer_chars)
     output = _Output()
     finish = ""
     usage = Usage()
@@ -216,6 +222,7 @@ async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str 
         kind = msgspec.convert(event, _Kind, from_attributes=True).type
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             piece = msgspec.convert(event, _Piece, from_attributes=True)
+            size.add(len(piece.delta))
             output.kinds.setdefault(piece.output_index, "message")
             output.text.setdefault(piece.output_index, []).append(piece.delta)
             output.refused = output.refused or kind == "response.refusal.delta"
@@ -223,13 +230,14 @@ async def read_events(stream: AsyncIterator[Any], on_text: TextSink, model: str 
                 on_text(piece.delta)
         elif kind == "response.function_call_arguments.delta":
             piece = msgspec.convert(event, _Piece, from_attributes=True)
+            size.add(len(piece.delta))
             output.arguments.setdefault(piece.output_index, []).append(piece.delta)
         elif kind == "response.output_item.added":
             added = msgspec.convert(event, _Added, from_attributes=True)
             output.kinds.setdefault(added.output_index, added.item.type)
         elif kind == "response.output_item.done":
             done = msgspec.convert(event, _Done, from_attributes=True)
-            output.finish(done.output_index, done.item, on_text)
+            output.finish(done.output_index, done.item, on_text, size)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             response = msgspec.convert(event, _Finished, from_attributes=True).response
             usage = response.usage.counts() if response.usage is not None else usage

@@ -23,6 +23,8 @@ from ._client import HttpModel
 from ._errors import redact
 from ._extras import http_library, require
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
+from ._limits import StreamLimits, bounded_client
+from ._output import OUTPUT_NAME, answer_from_output_tool, output_tool
 from ._timeline import Asked, Said, arguments_object, item_object, layout, regroup, schema_object
 
 PROVIDER = "Anthropic"
@@ -55,6 +57,9 @@ class AnthropicModel(HttpModel):
     the system prompt, the last tool and the conversation's last block
     (:data:`CACHE_BREAKPOINT` by default, ``{"type": "ephemeral", "ttl":
     "1h"}`` for an hour, ``None`` for none).
+
+    ``stream_limits`` bounds what one call may receive (:class:`StreamLimits`:
+    an event, the body, the answer); past a bound the call fails, not retryable.
     """
 
     _key_hint = "ANTHROPIC_API_KEY or api_key=..."
@@ -73,12 +78,17 @@ class AnthropicModel(HttpModel):
         temperature: float | None = None,
         thinking: Mapping[str, Any] | None = None,
         cache_control: Mapping[str, Any] | None = CACHE_BREAKPOINT,
+        stream_limits: StreamLimits | None = None,
         **request_options: Any,
     ) -> None:
         self._sdk = require("anthropic", extra="anthropic", user="AnthropicModel")
         self._http = http_library(self._sdk)
         self.model = model
-        self._client = self._sdk.AsyncAnthropic(api_key=api_key, base_url=base_url, max_retries=0)
+        self._limits = stream_limits or StreamLimits()
+        http_client = bounded_client(self._sdk, self._http, self._limits)
+        self._client = self._sdk.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, http_client=http_client
+        )
         if not (self._client.api_key or self._client.auth_token or self._client.credentials):
             raise ValueError(
                 "AnthropicModel needs an API key: pass api_key=... or set ANTHROPIC_API_KEY "
@@ -104,17 +114,28 @@ class AnthropicModel(HttpModel):
                 system = [{"type": "text", "text": system, "cache_control": dict(cache)}]
             request["system"] = system
         tools = request_tools(context)
+        if context.output_schema:
+            self._ask_for_output(request, tools, context.output_schema)
         if tools:
             if cache is not None:
                 tools[-1]["cache_control"] = dict(cache)
             request["tools"] = tools
         return request
 
+    def _ask_for_output(self, request: dict[str, Any], tools: list[dict[str, Any]], schema: str) -> None:
+        """Offer the output tool and make the model call a tool: that one when it is the only tool, any
+        otherwise (it may still use the others first). With thinking on, Anthropic refuses a forced tool
+        choice: the model is then told to call it, and a text answer is validated as JSON all the same."""
+        tools.append(output_tool(schema))
+        if isinstance(request.get("thinking"), dict) and request["thinking"].get("type") in ("enabled", "adaptive"):
+            return
+        request["tool_choice"] = {"type": "tool", "name": OUTPUT_NAME} if len(tools) == 1 else {"type": "any"}
+
     async def _open(self, request: dict[str, Any]) -> Any:
         return await self._client.messages.create(**request, stream=True)
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
-        return await read_events(stream, on_text, self.model)
+        return answer_from_output_tool(await read_events(stream, on_text, self.model, self._answer()))
 
 
 def request_messages(context: LlmContext, cache_control: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

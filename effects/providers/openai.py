@@ -22,7 +22,9 @@ from ._client import HttpModel
 from ._errors import redact
 from ._extras import http_library, require
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
+from ._limits import StreamLimits, bounded_client
 from ._openai_stream import PROVIDER_ID, read_stream
+from ._output import json_schema_format
 from ._timeline import item_object, regroup, schema_object
 
 PROVIDER = "OpenAI-compatible"
@@ -48,6 +50,9 @@ class OpenAIModel(HttpModel):
     ``"tool-calls"`` (the default: the messages that asked for tool calls, as
     DeepSeek's thinking mode requires within a turn), ``"always"``, or
     ``"never"`` (servers that refuse it in requests).
+
+    ``stream_limits`` bounds what one call may receive (:class:`StreamLimits`:
+    an event, the body, the answer); past a bound the call fails, not retryable.
     """
 
     _key_hint = "OPENAI_API_KEY or api_key=..."
@@ -62,13 +67,14 @@ class OpenAIModel(HttpModel):
         api_key: str | None = None,
         temperature: float | None = None,
         send_reasoning: Literal["tool-calls", "always", "never"] = "tool-calls",
+        stream_limits: StreamLimits | None = None,
         **request_options: Any,
     ) -> None:
         if send_reasoning not in SEND_REASONING:
             raise ValueError(
                 f"expected send_reasoning to be one of {', '.join(SEND_REASONING)}, got {send_reasoning!r}"
             )
-        connect(self, "OpenAIModel", api_key, base_url, PROVIDER)
+        connect(self, "OpenAIModel", api_key, base_url, PROVIDER, stream_limits)
         self.model = model
         self.send_reasoning = send_reasoning
         self._options = dict(request_options)
@@ -81,6 +87,11 @@ class OpenAIModel(HttpModel):
         tools = request_tools(context)
         if tools:
             request["tools"] = tools
+        if context.output_schema:
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": json_schema_format(context.output_schema),
+            }
         return request
 
     async def _open(self, request: dict[str, Any]) -> Any:
@@ -89,12 +100,20 @@ class OpenAIModel(HttpModel):
         )
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
-        return await read_stream(stream, on_text, self.model)
+        return await read_stream(stream, on_text, self.model, self._answer())
 
 
-def connect(adapter: HttpModel, user: str, api_key: str | None, base_url: str | None, provider: str) -> None:
+def connect(
+    adapter: HttpModel,
+    user: str,
+    api_key: str | None,
+    base_url: str | None,
+    provider: str,
+    limits: StreamLimits | None = None,
+) -> None:
     """Give ``adapter`` (``user`` names its class) the ``openai`` SDK's async client for ``api_key`` and
-    ``base_url`` (or the SDK's environment variables), with the SDK's retries off."""
+    ``base_url`` (or the SDK's environment variables), with the SDK's retries off and every body it reads within
+    ``limits``."""
     adapter._sdk = require("openai", extra="openai", user=user)
     adapter._http = http_library(adapter._sdk)
     key = api_key or os.environ.get("OPENAI_API_KEY") or ""
@@ -105,7 +124,11 @@ def connect(adapter: HttpModel, user: str, api_key: str | None, base_url: str | 
             "(a local server that needs no key only needs base_url=... or OPENAI_BASE_URL)"
         )
     adapter._secrets = (key,) if key else ()
-    adapter._client = adapter._sdk.AsyncOpenAI(api_key=key or "no-key", base_url=url, max_retries=0)
+    adapter._limits = limits or StreamLimits()
+    http_client = bounded_client(adapter._sdk, adapter._http, adapter._limits)
+    adapter._client = adapter._sdk.AsyncOpenAI(
+        api_key=key or "no-key", base_url=url, max_retries=0, http_client=http_client
+    )
     adapter.base_url = redact(str(adapter._client.base_url), adapter._secrets)
     adapter._origin = f"{provider} request to {adapter.base_url}"
     adapter._failures = (adapter._sdk.OpenAIError, adapter._http.TransportError)

@@ -21,6 +21,8 @@ from .._model import ModelError, ModelReply, TextSink, offered_tools
 from ._client import HttpModel
 from ._errors import redact
 from ._finish import CONTENT_FILTER, OUTPUT_LIMIT
+from ._limits import StreamLimits
+from ._output import json_schema_format
 from ._responses_stream import PROVIDER_ID, read_events
 from ._timeline import Asked, Said, item_object, layout, regroup, schema_object
 from .openai import connect
@@ -68,9 +70,10 @@ class OpenAIResponsesModel(HttpModel):
         reasoning: Mapping[str, Any] | None = None,
         context_management: Iterable[Mapping[str, Any]] | None = None,
         temperature: float | None = None,
+        stream_limits: StreamLimits | None = None,
         **request_options: Any,
     ) -> None:
-        connect(self, "OpenAIResponsesModel", api_key, base_url, PROVIDER)
+        connect(self, "OpenAIResponsesModel", api_key, base_url, PROVIDER, stream_limits)
         self.model = model
         options: dict[str, Any] = {"store": store, "include": ["reasoning.encrypted_content"]}
         if reasoning is not None:
@@ -88,6 +91,12 @@ class OpenAIResponsesModel(HttpModel):
         tools = request_tools(context)
         if tools:
             request["tools"] = tools
+        if context.output_schema:
+            text = request.get("text")
+            request["text"] = {
+                **(text if isinstance(text, dict) else {}),
+                "format": {"type": "json_schema", **json_schema_format(context.output_schema)},
+            }
         return request
 
     def request_input(self, context: LlmContext) -> list[dict[str, Any]]:
@@ -147,7 +156,7 @@ class OpenAIResponsesModel(HttpModel):
 
     async def _fold(self, stream: AsyncIterator[Any], on_text: TextSink) -> ModelReply:
         try:
-            return await read_events(stream, on_text, self.model)
+            return await read_events(stream, on_text, self.model, self._answer())
         except ModelError as error:
             raise ModelError(redact(f"{self._origin}: {error}", self._secrets), retryable=error.retryable) from None
 

@@ -42,11 +42,13 @@ class Reply:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
     body: object = None
-    events: tuple[str, ...] | None = None
+    events: tuple[str | bytes, ...] | None = None
 
     @classmethod
-    def stream(cls, events: Iterable[str], *, headers: Mapping[str, str] | None = None) -> Reply:
-        """A 200 ``text/event-stream`` reply; ``events`` are rendered SSE blocks (see :func:`sse`) or :data:`HOLD`."""
+    def stream(cls, events: Iterable[str | bytes], *, headers: Mapping[str, str] | None = None) -> Reply:
+        """A 200 ``text/event-stream`` reply; ``events`` are rendered SSE blocks (see :func:`sse`, each sent with
+        the blank line that ends it), :data:`HOLD`, or ``bytes`` sent exactly as they are (a body of your own:
+        other line ends, a ``content-encoding`` named in ``headers``), each item one chunk."""
         return cls(headers=dict(headers or {}), events=tuple(events))
 
     @classmethod
@@ -188,7 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if not self._hold(fake):
                     return
                 continue
-            data = (item + "\n\n").encode()
+            data = item if isinstance(item, bytes) else (item + "\n\n").encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")

@@ -82,7 +82,8 @@ def test_a_final_answer_s_items_stay_with_its_message() -> None:
 
 
 def test_items_of_a_reply_with_neither_text_nor_calls_are_not_kept() -> None:
-    state = run([ModelReply(items=(thought(),), finish_reason="end_turn")])
+    # An empty answer: the model is asked again (with a note), and its thinking is not kept.
+    state = run([ModelReply(items=(thought(),), finish_reason="end_turn"), say("Done.")])
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
     assert all(not m.items for m in state.messages)
 

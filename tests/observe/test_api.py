@@ -52,7 +52,7 @@ def test_the_page_and_its_assets_are_served_from_the_package(waiting: tuple[Memo
     page = client.get("/")
     assert page.headers["content-type"].startswith("text/html") and "/assets/app.js" in page.text
     assert client.get("/assets/app.js").headers["content-type"].startswith("text/javascript")
-    assert client.get("/api/sessions").json()[0]["phase"] == "awaiting-approval"
+    assert client.get("/api/sessions").json()["sessions"][0]["phase"] == "awaiting-approval"
     assert client.post(f"/api/sessions/{SESSION}/fork", json={"at": 10}).json() == {"session_id": f"{SESSION}@10"}
 
 

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import pytest
 
-from agent_core import AgentConfig
-from effects import MemoryStore, open_session, session_stats
+from agent_core import (
+    AgentConfig,
+    ContinueReAct,
+    ReActObserved,
+    SessionStarted,
+    ToolCallRequest,
+    ToolDefinition,
+    Usage,
+    UserMessageReceived,
+)
+from effects import MemoryStore, SessionJournal, SqliteStore, open_session, session_stats
 from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel, call_tools
 
@@ -80,3 +90,35 @@ def test_show_prints_the_whole_conversation(db: str, capsys: pytest.CaptureFixtu
     assert main(["show", db, SESSION, "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
     assert [e["kind"] for e in entries][:3] == ["session", "user", "error"]
+
+
+def test_show_prints_arguments_nested_100000_deep_as_they_came(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Arguments a model sent nested deeper than arguments may be are printed as text, never parsed into a
+    ``RecursionError``; arguments within the bound are indented."""
+    deep = "[" * 100_000 + "]" * 100_000
+    calls = {
+        "c1": ToolCallRequest(name="lookup", parameters=deep),
+        "c2": ToolCallRequest(name="lookup", parameters='{"q": [1]}'),
+    }
+    store = SqliteStore(tmp_path / "log.db")
+    SessionJournal(store, "deep").append(
+        [
+            SessionStarted(
+                timestamp=START, session_id="deep", config=AgentConfig(), tools=(ToolDefinition(name="lookup"),)
+            ),
+            UserMessageReceived(timestamp=START + 1, message_id="u1", content="go"),
+            ReActObserved(
+                timestamp=START + 2,
+                called_llm_at=START + 1,
+                observation=ContinueReAct(tool_calls=calls),
+                usage=Usage(input_tokens=1, output_tokens=1),
+            ),
+        ]
+    )
+    store.close()
+    assert main(["show", str(tmp_path / "log.db"), "deep"]) == 0
+    out = capsys.readouterr().out
+    assert f"→ lookup (c1)\n        {deep}\n" in out
+    assert '→ lookup (c2)\n        {\n          "q": [\n            1\n          ]\n        }' in out

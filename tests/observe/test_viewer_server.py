@@ -18,10 +18,21 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from effects import SqliteStore, fork_session
+from agent_core import (
+    AgentConfig,
+    AgentInput,
+    ContinueReAct,
+    ReActObserved,
+    SessionStarted,
+    ToolCallRequest,
+    ToolDefinition,
+    Usage,
+    UserMessageReceived,
+)
+from effects import SessionJournal, SqliteStore, fork_session
 from effects.cli import main
 
-from ._session import SESSION, recorded
+from ._session import SESSION, START, recorded
 
 pytestmark = pytest.mark.slow  # each server is a process of its own
 
@@ -78,6 +89,25 @@ def stopped(viewer: Viewer) -> str:
     return err
 
 
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def deep_arguments(session_id: str) -> list[AgentInput]:
+    call = ToolCallRequest(name="lookup", parameters=DEEP)
+    return [
+        SessionStarted(
+            timestamp=START, session_id=session_id, config=AgentConfig(), tools=(ToolDefinition(name="lookup"),)
+        ),
+        UserMessageReceived(timestamp=START + 1, message_id="u1", content="go"),
+        ReActObserved(
+            timestamp=START + 2,
+            called_llm_at=START + 1,
+            observation=ContinueReAct(tool_calls={"c1": call}),
+            usage=Usage(input_tokens=1, output_tokens=1),
+        ),
+    ]
+
+
 def damage(db: Path, session_id: str, seq: int) -> None:
     """Overwrite one stored record's bytes (and drop the snapshots that would skip reading it)."""
     connection = sqlite3.connect(db)
@@ -91,12 +121,13 @@ def damage(db: Path, session_id: str, seq: int) -> None:
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
     """A server over a store holding the known session waiting for a decision on ``c3``, a fork of it named
-    ``a/b``, and a damaged session."""
+    ``a/b``, a damaged session, and a session whose model asked for a call with arguments nested 100,000 deep."""
     db = tmp_path_factory.mktemp("viewer") / "log.db"
     store = SqliteStore(db, synchronous="NORMAL")
     recorded(store, approve=False)
     fork_session(store, SESSION, 5, new_id="a/b")
     recorded(store, "broken")
+    SessionJournal(store, "deep").append(deep_arguments("deep"))
     store.close()
     damage(db, "broken", 3)
     server = serve(db)
@@ -185,8 +216,8 @@ def test_a_fork_takes_only_a_json_integer(viewer: Viewer, at: str, got: str) -> 
     status, answer = viewer.ask("POST", FORK, f'{{"at": {at}}}'.encode())
     expected = f'expected {{"at": N}}, the last record to copy; Expected `int`, got `{got}` - at `$.at`'
     assert (status, answer) == (400, {"error": expected})
-    status, sessions = viewer.ask("GET", "/api/sessions")
-    assert [s["session_id"] for s in sessions] == [SESSION, "a/b", "broken"]
+    status, listed = viewer.ask("GET", "/api/sessions")
+    assert [s["session_id"] for s in listed["sessions"]] == [SESSION, "a/b", "broken", "deep"]
 
 
 def test_a_session_id_holding_a_slash_is_one_session(viewer: Viewer) -> None:
@@ -207,7 +238,8 @@ def test_a_damaged_session_is_said_not_crashed_on(viewer: Viewer) -> None:
     assert viewer.ask("GET", "/api/sessions/broken") == (422, {"error": damaged})
     assert viewer.ask("GET", "/api/sessions/broken/records/4") == (422, {"error": damaged})
     assert viewer.ask("GET", "/api/sessions/broken/verify")[1] == {"ok": False, "divergence": None, "message": damaged}
-    status, sessions = viewer.ask("GET", "/api/sessions")
+    status, listed = viewer.ask("GET", "/api/sessions")
+    sessions = listed["sessions"]
     assert status == 200 and sessions[2] | {"head": ""} == {
         "session_id": "broken",
         "length": 16,
@@ -218,6 +250,24 @@ def test_a_damaged_session_is_said_not_crashed_on(viewer: Viewer) -> None:
         "phase": "unreadable",
         "error": damaged,
     }
+
+
+def test_a_session_with_arguments_nested_100000_deep_is_shown(viewer: Viewer) -> None:
+    status, page = viewer.ask("GET", "/api/sessions/deep")
+    assert status == 200 and page["phase"] == "acting"
+    assert [e["text"][:3] for e in page["conversation"] if e["kind"] == "tool-call"] == ["[[["]
+    status, detail = viewer.ask("GET", "/api/sessions/deep/records/3")
+    assert status == 200 and detail["seq"] == 3 and detail["cut"] is True  # 200 KB of brackets, three times
+    assert viewer.ask("GET", "/api/sessions/deep/verify")[1]["ok"] is True
+
+
+def test_a_page_asked_for_wrongly_is_a_400_in_json(viewer: Viewer) -> None:
+    assert viewer.ask("GET", f"/api/sessions/{SESSION}?after=x&limit=3") == (
+        400,
+        {"error": "expected ?after=N once, N a whole number; got 'x'"},
+    )
+    assert viewer.ask("GET", "/api/sessions?offset=-1")[0] == 400
+    assert viewer.ask("GET", f"/api/sessions/{SESSION}/records/3?bytes=%ff")[0] == 400
 
 
 def test_what_the_viewer_does_not_serve_is_said_in_json(viewer: Viewer) -> None:

@@ -7,6 +7,7 @@ import agent_core as ac
 from ._build import T0, answer, ask, fold, in_turn, llm_keys, rejected, result_of, started, user
 
 THINKING_INPUTS = (
+    "answer-rejected",
     "context-window-expanded",
     "history-tool-calls-added",
     "llm-call-failed",

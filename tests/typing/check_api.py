@@ -140,3 +140,19 @@ assert_type(fetch.definition, ac.ToolDefinition)
 mixed: list[fx.Tool[..., object]] = [add, fetch]
 agent = fx.Agent(ScriptedModel([]), tools=mixed)
 assert_type(agent.toolbox["add"], fx.Tool[..., Any])
+
+# --- structured output (effects) ------------------------------------------------------------------
+
+from pydantic import BaseModel  # noqa: E402
+
+
+class City(BaseModel):
+    name: str
+
+
+typed = fx.Agent(ScriptedModel([]), output_type=City)
+
+
+async def outputs(session: fx.Session) -> None:
+    assert_type(session.output(City), City)
+    assert_type(await session.turn_output(City), City)

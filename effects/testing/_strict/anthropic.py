@@ -132,6 +132,7 @@ class StrictAnthropicServer:
                 self._check_block(i, j, message["role"], block)
         _check_pairs(messages)
         thinking = isinstance(body.get("thinking"), dict) and body["thinking"].get("type") in ("enabled", "adaptive")
+        _check_tool_choice(body, thinking)
         assistants = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
         for i in assistants:
             self._check_layout(messages, i, latest=i == assistants[-1], thinking=thinking)
@@ -296,6 +297,23 @@ def _normalized(message: Any) -> dict[str, Any]:
     if not isinstance(content, list) or not all(isinstance(block, dict) for block in content):
         raise _Refused("messages: content must be a string or a list of blocks")
     return {"role": message["role"], "content": content}
+
+
+def _check_tool_choice(body: dict[str, Any], thinking: bool) -> None:
+    """A forced tool choice (``any``, ``tool``) needs thinking off, and ``tool`` a tool of that name."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict):
+        return
+    kind = choice.get("type")
+    if kind not in ("auto", "any", "tool", "none"):
+        raise _Refused(f"tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'; got {kind!r}")
+    if kind in ("any", "tool") and thinking:
+        raise _Refused("Thinking may not be enabled when tool_choice forces tool use.")
+    names = [tool.get("name") for tool in body.get("tools") or () if isinstance(tool, dict)]
+    if kind in ("any", "tool") and not names:
+        raise _Refused("tool_choice may only be specified while providing tools.")
+    if kind == "tool" and choice.get("name") not in names:
+        raise _Refused(f"Tool '{choice.get('name')}' not found in the provided tools.")
 
 
 def _check_pairs(messages: list[dict[str, Any]]) -> None:

@@ -127,6 +127,7 @@ class StrictResponsesServer:
             raise _Refused(
                 f"Previous response with id '{body['previous_response_id']}' not found.", param="previous_response_id"
             )
+        _check_text_format(body)
         items = body.get("input")
         items = [{"type": "message", "role": "user", "content": items}] if isinstance(items, str) else items
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
@@ -258,6 +259,25 @@ class StrictResponsesServer:
             "output_tokens_details": {"reasoning_tokens": reasoning},
             "total_tokens": total + out,
         }
+
+
+def _check_text_format(body: dict[str, Any]) -> None:
+    """A ``json_schema`` text format names its schema and gives an object schema."""
+    text = body.get("text")
+    fmt = text.get("format") if isinstance(text, dict) else None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return
+    if not fmt.get("name"):
+        raise _Refused("Missing required parameter: 'text.format.name'.", param="text.format.name")
+    schema = fmt.get("schema")
+    if not isinstance(schema, dict):
+        raise _Refused("Missing required parameter: 'text.format.schema'.", param="text.format.schema")
+    if schema.get("type") != "object":
+        raise _Refused(
+            f"Invalid schema for response_format '{fmt['name']}': schema must be a JSON Schema of 'type: \"object\"', "
+            f"got 'type: \"{schema.get('type')}\"'.",
+            param="text.format.schema",
+        )
 
 
 def _item_events(index: int, item: dict[str, Any]) -> list[str]:

@@ -1,0 +1,67 @@
+"""The viewer's list of sessions, a page at a time, each with its phase (or why it cannot be read)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import msgspec
+
+from agent_core import DecodeError, phase
+
+from .._store import EventStore, LogDamaged, NotAStore, ReplayDiverged, SessionInfo, StoreDamaged, load_state
+from ._bounds import PAGE_BYTES, SESSIONS_PER_PAGE, size
+from ._cursor import Cursors
+
+UNREADABLE = (LogDamaged, ReplayDiverged, StoreDamaged, NotAStore, DecodeError)
+"""Errors of a session this release cannot read (damaged, or its reducer changed): the message says which."""
+
+KEPT_PHASES = 4096
+"""Phases remembered by session and head: listing again folds only the sessions that changed."""
+
+
+class SessionList:
+    """Pages of a store's sessions, oldest first. A session's phase is folded once per head it has."""
+
+    def __init__(self, store: EventStore, cursors: Cursors) -> None:
+        self.store = store
+        self.cursors = cursors
+        self._lock = threading.Lock()
+        self._phases: OrderedDict[tuple[str, bytes], dict[str, str]] = OrderedDict()
+
+    def page(self, offset: int = 0, limit: int = SESSIONS_PER_PAGE) -> dict[str, Any]:
+        """Sessions ``offset`` on, at most ``limit`` (up to :data:`SESSIONS_PER_PAGE`), ending early past
+        :data:`PAGE_BYTES`; ``total`` is how many the store holds."""
+        if not 1 <= limit <= SESSIONS_PER_PAGE:
+            raise ValueError(f"a page lists 1 to {SESSIONS_PER_PAGE} sessions; got limit={limit}")
+        infos = self.store.sessions()
+        listed: list[dict[str, Any]] = []
+        total = 0
+        for info in infos[offset : offset + limit]:
+            entry = {**msgspec.to_builtins(info), **self.phase(info)}
+            listed.append(entry)
+            total += size(entry)
+            if total >= PAGE_BYTES:
+                break
+        return {"sessions": listed, "offset": offset, "total": len(infos)}
+
+    def phase(self, info: SessionInfo) -> dict[str, str]:
+        """``{"phase": ...}``, or ``{"phase": "unreadable", "error": why}`` for a session that cannot be read."""
+        key = (info.session_id, info.head)
+        with self._lock:
+            known = self._phases.get(key)
+        if known is not None:
+            return known
+        state = self.cursors.head(info.session_id, info.length)
+        try:
+            if state is None:
+                state = load_state(self.store, info.session_id)
+            found = {"phase": phase(state).value}
+        except UNREADABLE as error:
+            found = {"phase": "unreadable", "error": str(error)}
+        with self._lock:
+            self._phases[key] = found
+            while len(self._phases) > KEPT_PHASES:
+                self._phases.popitem(last=False)
+        return found
