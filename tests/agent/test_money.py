@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agent_core import AgentConfig, InvalidInput, ReActObserved, Usage, nanos
+from agent_core import AgentConfig, AnswerRejected, InvalidInput, ReActObserved, Usage, nanos
 from effects import Agent, GenaiPrices, tool
 from effects.testing import ScriptedModel, call_tools, say
 
@@ -47,6 +47,20 @@ async def test_each_model_call_logs_its_cost_beside_its_usage_and_the_state_sums
     assert [(o.usage, o.cost) for o in observed] == [(USAGE, nanos("0.0246"))] * 2
     assert state.cost == nanos("0.0492")
     recorder.assert_replays_to(state)  # no pricing at replay: the cost is in the log
+
+
+@pytest.mark.anyio
+async def test_a_rejected_answer_is_a_model_call_and_logs_its_cost_too() -> None:
+    agent = priced([say("", usage=USAGE), say("done", usage=USAGE)])
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("hi")
+        await session.turn_done()
+        state = session.state
+    rejected = [i for i in recorder.inputs if isinstance(i, AnswerRejected)]
+    assert [(r.reason, r.usage, r.cost) for r in rejected] == [("empty-answer", USAGE, nanos("0.0246"))]
+    assert state.cost == nanos("0.0492")
+    recorder.assert_replays_to(state)
 
 
 @pytest.mark.anyio
