@@ -6,8 +6,17 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
+from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
-from ._config import DEFAULT_MAX_TURN_MS, AgentConfig, ToolDefinition
+from ._config import (
+    DEFAULT_MAX_TURN_MS,
+    DEFAULT_RETRY_ON,
+    DEFAULT_STUCK_WINDOW,
+    MAX_STUCK_WINDOW,
+    AgentConfig,
+    ToolDefinition,
+    ToolRetry,
+)
 from ._context import (
     ContextEntry,
     ContextMessage,
@@ -108,6 +117,8 @@ from ._workflow import (
 __all__ = [
     "ALLOW",
     "DEFAULT_MAX_TURN_MS",
+    "DEFAULT_RETRY_ON",
+    "DEFAULT_STUCK_WINDOW",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "MAX_COUNT",
@@ -119,6 +130,7 @@ __all__ = [
     "MAX_PROBLEM_CHARS",
     "MAX_REPLY_ITEMS",
     "MAX_REPLY_ITEM_CHARS",
+    "MAX_STUCK_WINDOW",
     "MAX_TIMESTAMP_MS",
     "NANOS_PER_UNIT",
     "OPAQUE_KINDS",
@@ -181,6 +193,7 @@ __all__ = [
     "ToolDefinition",
     "ToolFailure",
     "ToolResult",
+    "ToolRetry",
     "ToolSet",
     "ToolSuccess",
     "Turn",
@@ -196,6 +209,7 @@ __all__ = [
     "WorkflowState",
     "WorkflowTransition",
     "call_tool_key",
+    "canonical_arguments",
     "check",
     "check_invariants",
     "decode_input",

@@ -13,6 +13,13 @@ BudgetPolicy = Literal["fail", "final-answer"]
 DEFAULT_MAX_TURN_MS = 1_800_000
 """A turn that has run for 30 minutes (not counting time it only waited for a person's approval) ends with
 outcome ``failed``, reason ``timeout``; ``AgentConfig(max_turn_ms=None)`` turns the deadline off."""
+DEFAULT_STUCK_WINDOW = 6
+"""Stuck detection looks for a cycle of calls (``A, B, A, B``) among a turn's last 6 tool calls;
+``AgentConfig(stuck_window=0)`` turns the cycle rule off."""
+
+MAX_STUCK_WINDOW = 100
+"""The largest ``stuck_window`` a session accepts (the cycle rule's cost per call grows with its square)."""
+
 UserMessagePolicy = Literal["merge", "queue", "interrupt"]
 
 EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
@@ -38,6 +45,13 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     shown to the model with what was wrong and retried up to
     ``max_output_retries`` times before the turn fails with reason
     ``invalid-output``. The validated answer is ``last_outcome.output``.
+
+    Stuck detection compares calls on their tool and canonical arguments
+    (:func:`canonical_arguments`): the turn fails with ``stuck`` when the same
+    call is asked ``max_identical_tool_calls`` times, or when the last calls
+    repeat a cycle of two or more calls twice in a row within the turn's last
+    ``stuck_window`` calls (0: no cycle rule; else at least 4, the shortest cycle twice).
+
     Money (in nano-units, see :func:`nanos`): ``max_cost`` bounds what a turn's
     model calls cost, ``max_session_cost`` what the session's do, all turns
     together; both are checked before each model call, like ``max_tokens``, and a
@@ -64,9 +78,39 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     rules: tuple[str, ...] = ()
     output_schema: str = ""
     max_output_retries: int = 2
+    stuck_window: int = DEFAULT_STUCK_WINDOW
     max_cost: int | None = None
     max_session_cost: int | None = None
     budget_pool: str = ""
+
+
+DEFAULT_RETRY_ON = ("timeout", "ConnectionError", "TimeoutError")
+"""The failures a :class:`ToolRetry` retries unless told otherwise: the call timed out, or the tool raised
+``ConnectionError`` or ``TimeoutError`` (or a subclass)."""
+
+
+class ToolRetry(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a tool's failed calls are tried again: data in ``session-started``, so a replay needs no code.
+
+    A failed attempt whose failure ``code`` (see :class:`ToolFailure`) is in ``on``
+    is tried again, with the same tool call id, after ``base_ms * 2**(failures-1)``
+    milliseconds capped at ``max_ms`` (the backoff of model calls), until
+    ``max_attempts`` attempts in all have run. A code is ``timeout`` for a call that
+    ran out of time, else the name of the exception the tool raised as
+    ``ExceptionName`` for a builtin and ``module.QualifiedName`` otherwise; an
+    exception matches a name in ``on`` when it is an instance of that class.
+
+    Only an ``idempotent`` tool retries: a policy on another tool is refused at
+    session start unless ``force=True`` says running it twice is acceptable.
+    Each attempt counts toward the turn's ``max_tool_calls``: with the budget
+    spent, the failure is final. The turn's deadline runs through the backoff.
+    """
+
+    max_attempts: int = 3
+    base_ms: int = 1000
+    max_ms: int = 30000
+    on: tuple[str, ...] = DEFAULT_RETRY_ON
+    force: bool = False
 
 
 class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -75,7 +119,8 @@ class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     ``parameters`` is the JSON schema of the tool's arguments, as a JSON
     *string* (the wire format keeps it opaque so any producer can write it).
     ``idempotent`` says the tool is safe to run again after a crash;
-    ``timeout_ms`` bounds one call (``None``: no bound).
+    ``timeout_ms`` bounds one call (``None``: no bound); ``retry`` tries a failed
+    call again (see :class:`ToolRetry`).
     """
 
     name: str
@@ -84,3 +129,4 @@ class ToolDefinition(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tr
     requires_approval: bool = False
     idempotent: bool = False
     timeout_ms: int | None = None
+    retry: ToolRetry | None = None

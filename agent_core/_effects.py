@@ -61,8 +61,9 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
     """The effects that should be running in ``state``, keyed by stable keys.
 
     Keys begin with the effect's tag and a colon. ``call-tool:<id>`` for each
-    pending or running call (``call-tool:<id>#<n>`` once it was answered ``n``
-    questions); ``call-llm:<turn>:<context_rev>:<attempt>`` while
+    pending or running call (``call-tool:<id>#<n>`` for its ``n``-th attempt after the first: after a
+    person's answers, or a retry), but a call backing off before another attempt, whose
+    ``wait-until:retry:<turn>:<at>`` runs instead; ``call-llm:<turn>:<context_rev>:<attempt>`` while
     the model should be asked (the key changes exactly when what the call
     would send changes, or on a retry); ``wait-until:<reason>:<turn>:<at>``
     for a retry backoff and for the turn's deadline (none while the turn only
@@ -82,7 +83,13 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
         calls = state.tool_calls
         for call_id in turn.open_call_ids:
             record = calls[call_id]
-            effects[call_tool_key(call_id, record.input_rounds)] = CallTool(
+            if record.retry_at is not None:  # backing off before another attempt
+                effects[f"wait-until:retry:{turn.number}:{record.retry_at}"] = WaitUntil(
+                    at=record.retry_at, reason="retry"
+                )
+                continue
+            # Each retry and each answered question starts a new attempt, so a new key (never one that was gone).
+            effects[call_tool_key(call_id, record.input_rounds + record.attempt)] = CallTool(
                 tool_call_id=call_id, name=record.name, parameters=record.parameters
             )
         return effects

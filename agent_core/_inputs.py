@@ -130,10 +130,19 @@ class ToolSuccess(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field
     content: str
 
 
-class ToolFailure(msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="status", tag="failure"):
-    """A tool call's failure, as the error text the model will see."""
+class ToolFailure(
+    msgspec.Struct, frozen=True, gc=False, kw_only=True, tag_field="status", tag="failure", omit_defaults=True
+):
+    """A tool call's failure, as the error text the model will see.
+
+    ``code`` names the kind of failure for a :class:`ToolRetry` to match: ``timeout``,
+    ``invalid-arguments``, ``not-registered``, ``cancelled``, ``unencodable``, or the
+    exception the tool raised (``ConnectionError``, ``myapp.errors.RateLimited``);
+    empty when nobody said.
+    """
 
     error: str
+    code: str = ""
 
 
 ToolResult = Union[ToolSuccess, ToolFailure]

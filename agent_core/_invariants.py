@@ -73,6 +73,8 @@ def _tool_calls(state: AgentState) -> list[str]:
             problems.append(f"tool call {call_id!r} is {record.status} with result {record.result!r}")
         if record.status in ("pending", "running") and call_id not in open_ids:
             problems.append(f"tool call {call_id!r} is {record.status} but not open in the turn")
+        if record.retry_at is not None and record.status != "pending":
+            problems.append(f"tool call {call_id!r} backs off until {record.retry_at} but is {record.status}")
         if record.status in ("awaiting-approval", "awaiting-input") and call_id not in awaiting:
             problems.append(f"tool call {call_id!r} is {record.status} but the turn does not list it")
         if call_id in awaiting and record.status not in ("awaiting-approval", "awaiting-input"):

@@ -67,6 +67,9 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     ``pending`` again with ``input_responses``, which the tool receives when it runs again.
     ``input_rounds`` counts the questions asked. ``task_id`` names the remote task the call
     follows (``tool-call-task-created``): after a crash the call follows it instead of running again.
+    ``attempt`` counts the call's failed attempts that its tool's :class:`ToolRetry`
+    tries again; while ``retry_at`` is set the call is ``pending``, backing off until
+    then, and ``last_error`` is the failure that will be retried.
     """
 
     id: str
@@ -84,6 +87,9 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     input_responses: str = ""
     input_rounds: int = 0
     task_id: str = ""
+    attempt: int = 0
+    retry_at: int | None = None
+    last_error: str = ""
 
 
 PAST_TOOL_CALLS_LISTED = 20
@@ -111,6 +117,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     when the turn runs again (see :func:`running_deadline`).
     ``output_retries`` and ``empty_answers`` count the answers refused so far
     (``answer-rejected``: an output that did not validate, an empty reply).
+    ``repeats`` counts each (tool, arguments as written) pair asked in the turn; stuck
+    detection adds up the spellings of one canonical form (see :func:`canonical_arguments`).
     ``cost`` is what the turn's model calls cost (nano-units); ``unpriced`` is
     set when one of them could not be priced while a cost budget or pool is on.
     """

@@ -65,17 +65,29 @@ _msgpack_state = msgspec.msgpack.Decoder(_StateDoc)
 _DEFAULT_CONFIG = AgentState().config
 
 
-def _config_document(config: AgentConfig) -> dict[str, Any]:
-    """``config`` as a mapping of its non-default fields, in declaration order.
+def _defaults(struct_type: type[msgspec.Struct]) -> tuple[tuple[str, Any], ...]:
+    return tuple(
+        (field.name, field.default if field.default_factory is msgspec.NODEFAULT else field.default_factory())
+        for field in msgspec.structs.fields(struct_type)
+    )
 
-    Encoded as a Struct, MessagePack would open the config with a header sized by
-    how many fields ``AgentConfig`` *declares*: a one-byte map header up to 15, a
-    three-byte one past them. A release adding its 16th field would then change
-    every state's hash; a mapping's header follows the entries actually written,
-    so the bytes (and the hash) stay those of the release that wrote them.
+
+_CONFIG_DEFAULTS = _defaults(AgentConfig)
+_RECORD_DEFAULTS = _defaults(ToolCallRecord)
+
+
+def _set_fields(value: msgspec.Struct, defaults: tuple[tuple[str, Any], ...]) -> dict[str, Any]:
+    """The fields of ``value`` that differ from their defaults, in declared order, as a mapping.
+
+    Written as a Struct, it would not do: MessagePack gives a map of up to 15
+    entries a one-byte header, and msgspec picks the header from the number of
+    fields the Struct *declares*, before leaving out the defaults. A sixteenth
+    field added with its default would change the header, so the hash, of every
+    state holding such a value. A mapping's header counts what it holds, so the
+    configuration and the tool-call records are written this way, and a field
+    added to them with its default leaves every hash as it was.
     """
-    document: dict[str, Any] = msgspec.to_builtins(config)
-    return document
+    return {name: field for name, default in defaults if (field := getattr(value, name)) != default}
 
 
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
@@ -87,12 +99,12 @@ def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
     else:
-        values["config"] = _config_document(values["config"])
+        values["config"] = _set_fields(values["config"], _CONFIG_DEFAULTS)
     doc = doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,
         messages=tuple(state.messages),
-        tool_calls=tuple(calls[call_id] for call_id in state.tool_call_log),
+        tool_calls=tuple(_set_fields(calls[call_id], _RECORD_DEFAULTS) for call_id in state.tool_call_log),
         audit=tuple(state.audit),
         **values,
     )

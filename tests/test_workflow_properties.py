@@ -135,7 +135,7 @@ VERDICTS = st.sampled_from(("allow", "retry", "ask", "stop", "raise"))
 @given(st.lists(VERDICTS, min_size=1, max_size=4))
 def test_every_rule_verdict_leads_to_its_documented_outcome(verdicts: list[str]) -> None:
     tool = ac.ToolDefinition(name="act")
-    config = ac.AgentConfig(rules=(VERDICT_RULE,), max_identical_tool_calls=10)
+    config = ac.AgentConfig(rules=(VERDICT_RULE,), max_identical_tool_calls=10, stuck_window=0)  # no stuck verdict
     start = ac.SessionStarted(timestamp=1, session_id="s", tools=(tool,), config=config)
     asked = {f"t{i}": ac.ToolCallRequest(name="act", parameters=f'{{"verdict":"{v}"}}') for i, v in enumerate(verdicts)}
     state = ac.replay(

@@ -82,7 +82,9 @@ def close_calls(
     at = state.timestamp
     for call_id in ids:
         record = calls[call_id]
-        if record.status == "running":
+        if record.retry_at is not None:
+            error = f"{record.last_error} (failed {record.attempt} attempts; not tried again: {why})"
+        elif record.status == "running":
             error = f"interrupted: {why} while the tool was running; its outcome is unknown"
         elif record.status == "awaiting-approval":
             error = f"not run: {why} before anyone approved the call"
@@ -90,7 +92,14 @@ def close_calls(
             error = f"interrupted: {why} while the tool waited for a person's input; its outcome is unknown"
         else:
             error = f"not run: {why} before the call started"
-        closed = replace(record, status="completed", result=ToolFailure(error=error), completed_at=at, input_requests="")
+        closed = replace(
+            record,
+            status="completed",
+            result=ToolFailure(error=error),
+            completed_at=at,
+            input_requests="",
+            retry_at=None,
+        )
         calls = calls.set(call_id, closed)
     return calls
 

@@ -7,6 +7,7 @@ from msgspec.structs import replace
 from .._encodable import MAX_DURATION_MS
 from .._inputs import LlmCallFailed
 from .._state import AgentState
+from ._backoff import backoff_ms
 from ._common import reject, require_thinking
 from ._turns import close_streaming, end_turn
 
@@ -31,8 +32,7 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     if not inp.retryable or failures >= config.llm_max_attempts:
         why = "not retryable" if not inp.retryable else f"failed {failures} of {config.llm_max_attempts} attempts"
         return end_turn(state, "failed", "llm-error", f"model call {why}: {inp.error}")
-    # The exponent is capped: past 2**62 every delay is capped by retry_max_ms anyway, and a huge power is slow.
-    delay = min(config.retry_max_ms, config.retry_base_ms << min(failures - 1, 62))
+    delay = backoff_ms(config.retry_base_ms, config.retry_max_ms, failures)
     if inp.retry_after_ms is not None:
         delay = max(delay, inp.retry_after_ms)
     # A call that was streaming is gone; the retry starts a fresh message.

@@ -53,7 +53,10 @@ def _verdict(
     if limit is not None and turn.tool_call_count + len(requests) > limit:
         used = f"({turn.tool_call_count} used, {len(requests)} asked)"
         return Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
-    repeats, stuck = count_repeats(turn, requests, state.config.max_identical_tool_calls)
+    config = state.config
+    repeats, stuck = count_repeats(
+        turn, state.tool_calls, requests, config.max_identical_tool_calls, config.stuck_window
+    )
     if stuck:
         return Tripped("stuck", stuck)
     judged, stop = judge_batch(state, inp, requests)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._config import MAX_STUCK_WINDOW
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._output import output_schema_problem
@@ -71,7 +72,7 @@ _DURATIONS = ("retry_base_ms", "retry_max_ms")
 def config_problems(inp: SessionStarted) -> list[str]:
     """What is out of range in the session's limits, each as "expected ..., got ...": counts and budgets are
     never negative, attempts and the stuck threshold at least 1, durations within :data:`MAX_DURATION_MS`, a
-    tool's ``timeout_ms`` positive."""
+    tool's ``timeout_ms`` positive, a tool's retry policy on an idempotent tool (or forced) naming what it retries."""
     config = inp.config
     problems: list[str] = []
 
@@ -91,8 +92,26 @@ def config_problems(inp: SessionStarted) -> list[str]:
     for name in _DURATIONS:
         need(name, getattr(config, name), 0, MAX_DURATION_MS)
     need("max_turn_ms", config.max_turn_ms, 0, MAX_DURATION_MS, optional=True)
+    if config.stuck_window != 0:
+        need("stuck_window (0 turns the cycle rule off)", config.stuck_window, 4, MAX_STUCK_WINDOW)
     for tool in inp.tools:
         need(f"the timeout_ms of tool {tool.name!r}", tool.timeout_ms, 1, MAX_DURATION_MS, optional=True)
+        retry = tool.retry
+        if retry is None:
+            continue
+        need(f"the retry max_attempts of tool {tool.name!r}", retry.max_attempts, 1, MAX_COUNT)
+        need(f"the retry base_ms of tool {tool.name!r}", retry.base_ms, 0, MAX_DURATION_MS)
+        need(f"the retry max_ms of tool {tool.name!r}", retry.max_ms, 0, MAX_DURATION_MS)
+        if not retry.on or not all(retry.on):
+            problems.append(
+                f"expected the retry of tool {tool.name!r} to name the failures it retries (codes such as "
+                f"'timeout' or exception names such as 'ConnectionError'), got on={list(retry.on)}"
+            )
+        if not tool.idempotent and not retry.force:
+            problems.append(
+                f"tool {tool.name!r} has a retry policy but is not idempotent; expected idempotent=True (running "
+                "it twice is safe), or force=True in its ToolRetry to retry it anyway"
+            )
     schema = output_schema_problem(config.output_schema)
     if schema is not None:
         problems.append(schema)

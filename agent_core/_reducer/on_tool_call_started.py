@@ -21,6 +21,15 @@ def on_tool_call_started(state: AgentState, inp: ToolCallStarted) -> AgentState:
             "call-is-pending",
             f"tool call {inp.tool_call_id!r} ({record.name}) is {record.status}; expected a pending call",
         )
+    if record.retry_at is not None:
+        reject(
+            state,
+            inp,
+            "call-backing-off",
+            "call-is-pending",
+            f"tool call {inp.tool_call_id!r} ({record.name}) is waiting until {record.retry_at} to be tried "
+            "again; expected it to start after its timer fired",
+        )
     return replace(
         state,
         timestamp=inp.timestamp,

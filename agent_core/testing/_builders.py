@@ -135,7 +135,14 @@ def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
 def _open_id(draw: st.DrawFn, state: AgentState, status: str | None = None) -> str:
     assert state.turn is not None
     calls = state.tool_calls
-    return pick(draw, [i for i in state.turn.open_call_ids if status is None or calls[i].status == status])
+    return pick(
+        draw,
+        [
+            i
+            for i in state.turn.open_call_ids
+            if (status is None or calls[i].status == status) and calls[i].retry_at is None  # not backing off
+        ],
+    )
 
 
 def _started(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -198,7 +205,7 @@ def _history(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _timer(draw: st.DrawFn, state: AgentState) -> AgentInput:
     assert state.turn is not None
-    due = due_at(state.turn)
+    due = due_at(state.turn, state.tool_calls)
     assert due is not None
     # A timer at exactly its time is due; the runner may also fire it a little late.
     return TimerFired(timestamp=max(state.timestamp, due) + draw(st.one_of(st.just(0), st.integers(1, 1_000))))

@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 from hypothesis import strategies as st
 
 from .._inputs import WorkflowActionTaken
 from .._reducer import check
-from .._state import AgentState, Turn, running_deadline
+from .._state import AgentState, ToolCallRecord, Turn, running_deadline
 from ._values import ids
 
 T = TypeVar("T")
 
 
-def due_at(turn: Turn) -> int | None:
-    """The earliest time a ``timer-fired`` is due in ``turn`` (retry backoff or a running deadline), if any."""
+def due_at(turn: Turn, calls: Mapping[str, ToolCallRecord] | None = None) -> int | None:
+    """The earliest time a ``timer-fired`` is due in ``turn`` (a retry's backoff or a running deadline), if any;
+    with the state's ``calls``, the backoffs of its tool calls count too."""
     times = [at for at in (turn.retry_at, running_deadline(turn)) if at is not None]
+    if calls is not None:
+        times += [at for i in turn.open_call_ids if (at := calls[i].retry_at) is not None]
     return min(times) if times else None
 
 

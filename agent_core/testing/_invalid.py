@@ -81,7 +81,7 @@ def mistakes(state: AgentState) -> list[Mistake]:
         found.append(_report_on_idle_call)
     turn = state.turn
     if turn is not None:
-        due = due_at(turn)
+        due = due_at(turn, state.tool_calls)
         if due is None or due > state.timestamp:
             found.append(_timer_not_due)
     if phase(state) is Phase.THINKING:
@@ -178,7 +178,7 @@ def _report_on_idle_call(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _timer_not_due(draw: st.DrawFn, state: AgentState) -> AgentInput:
     assert state.turn is not None
-    due = due_at(state.turn)
+    due = due_at(state.turn, state.tool_calls)
     return TimerFired(timestamp=draw(st.integers(state.timestamp, state.timestamp + 1_000 if due is None else due - 1)))
 
 

@@ -62,7 +62,7 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if turn is None:
         return tuple(kinds)
     kinds.add("re-act-cancelled")
-    if due_at(turn) is not None:
+    if due_at(turn, state.tool_calls) is not None:
         kinds.add("timer-fired")
     current = phase(state)
     if current is Phase.THINKING:
@@ -78,12 +78,14 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if current is Phase.ACTING:
         kinds.add("tool-call-completed")
         statuses = [calls[i] for i in turn.open_call_ids]
-        if any(call.status == "pending" for call in statuses):
+        if any(call.status == "pending" and call.retry_at is None for call in statuses):
             kinds.add("tool-call-started")
         if any(call.status == "running" for call in statuses):
             kinds.add("tool-call-input-required")
         if any(call.status == "running" and not call.task_id for call in statuses):
             kinds.add("tool-call-task-created")
+        if all(call.retry_at is not None for call in statuses):
+            kinds.discard("tool-call-completed")
     if turn.awaiting_ids and current in (Phase.ACTING, Phase.AWAITING_APPROVAL):
         waiting = {calls[i].status for i in turn.awaiting_ids}
         if "awaiting-approval" in waiting:

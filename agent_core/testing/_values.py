@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from .._config import AgentConfig, ToolDefinition
+from .._config import AgentConfig, ToolDefinition, ToolRetry
 from .._inputs import (
     CompleteReAct,
     ContinueReAct,
@@ -29,8 +29,8 @@ EPOCH_MS = 1_700_000_000_000
 TOOL_NAMES = ("search", "fetch", "write_file", "run_shell")
 """Tool names the strategies prefer, so generated calls often hit a registered tool."""
 
-PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}')
-"""JSON arguments the strategies prefer, so identical calls repeat (stuck detection)."""
+PARAMETERS = ("{}", '{"q":"a"}', '{"q":"b"}', '{"path":"/tmp/x","n":2}', '{ "n": 2.0, "path": "/tmp/x" }')
+"""JSON arguments the strategies prefer, so identical calls repeat (stuck detection), one of them spelled two ways."""
 
 VERDICT_PARAMETERS = ('{"verdict":"retry"}', '{"verdict":"ask"}', '{"verdict":"stop"}', '{"verdict":"raise"}')
 """Arguments also drawn in sessions with rules: each asks the kit's rule for that verdict (or to raise)."""
@@ -104,6 +104,7 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         # A structured answer now and then (a completed turn then carries its validated output).
         "output_schema": st.sampled_from(("", "", "", "", "", OUTPUT_SCHEMA)),
         "max_output_retries": st.sampled_from((2, 0, 1)),
+        "stuck_window": st.sampled_from((6, 0, 4, 10)),
         # Money in nano-units: a few cents, a dollar; a pool now and then.
         "max_cost": st.sampled_from((None, None, None, 0, 30_000_000, 10**9)),
         "max_session_cost": st.sampled_from((None, None, None, 50_000_000, 10**9)),
@@ -112,17 +113,43 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
 
 
-def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> SearchStrategy[ToolDefinition]:
-    """:class:`ToolDefinition` values: with and without approval, idempotent or not, with or without a timeout."""
+FAILURE_CODES = ("timeout", "", "ConnectionError", "ValueError", "timeout")
+"""Failure codes the strategies draw: some that :func:`tool_retries` retry, some that none does."""
+
+
+def tool_retries() -> SearchStrategy[ToolRetry]:
+    """:class:`ToolRetry` policies: one to four attempts, short backoffs, retrying some of :data:`FAILURE_CODES`."""
     return st.builds(
-        ToolDefinition,
-        name=field(name, st.sampled_from(TOOL_NAMES) | ids()),
-        description=st.text(max_size=20),
-        parameters=st.sampled_from(_SCHEMAS),
-        requires_approval=st.sampled_from((False, False, True)),
-        idempotent=st.booleans(),
-        timeout_ms=st.none() | st.integers(1, 60_000),
+        ToolRetry,
+        max_attempts=st.integers(1, 4),
+        base_ms=st.integers(0, 2_000),
+        max_ms=st.integers(0, 10_000),
+        on=st.sampled_from(
+            (("timeout", "ConnectionError"), ("timeout", "ConnectionError", "ValueError"), ("timeout",))
+        ),
     )
+
+
+def tool_definitions(*, name: str | SearchStrategy[str] | None = None) -> SearchStrategy[ToolDefinition]:
+    """:class:`ToolDefinition` values: with and without approval, idempotent or not, with or without a timeout;
+    idempotent ones now and then with a retry policy."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> ToolDefinition:
+        idempotent = draw(st.booleans())
+        return ToolDefinition(
+            name=draw(field(name, st.sampled_from(TOOL_NAMES) | ids())),
+            description=draw(st.text(max_size=20)),
+            parameters=draw(st.sampled_from(_SCHEMAS)),
+            requires_approval=draw(st.sampled_from((False, False, True))),
+            idempotent=idempotent,
+            timeout_ms=draw(st.none() | st.integers(1, 60_000)),
+            retry=draw(st.sampled_from((None, 1, 1)).flatmap(lambda r: tool_retries() if r else st.none()))
+            if idempotent
+            else None,
+        )
+
+    return build()
 
 
 def tool_lists(*, min_size: int = 0, max_size: int = 4) -> SearchStrategy[tuple[ToolDefinition, ...]]:
@@ -185,7 +212,8 @@ def observations() -> SearchStrategy[Observation]:
 
 def tool_results() -> SearchStrategy[ToolResult]:
     """A tool call's success or failure."""
-    return st.one_of(st.builds(ToolSuccess, content=texts()), st.builds(ToolFailure, error=texts()))
+    failures = st.builds(ToolFailure, error=texts(), code=st.sampled_from(FAILURE_CODES))
+    return st.one_of(st.builds(ToolSuccess, content=texts()), failures)
 
 
 INPUT_OBJECTS = (

@@ -3,6 +3,7 @@
 from ._limits import ToolLimits
 from ._outcomes import InputRequired, Resumption, TaskCreated, ToolOutcome
 from ._process import ProcessLimits, set_process_limits
+from ._retry import error_code, retry
 from ._schema import CALL_ID_PARAMETER
 from ._slots import SessionSlots, Slots
 from ._tool import Tool, tool
@@ -20,6 +21,8 @@ __all__ = [
     "ToolLimits",
     "ToolOutcome",
     "Toolbox",
+    "error_code",
+    "retry",
     "set_process_limits",
     "tool",
 ]

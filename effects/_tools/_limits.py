@@ -71,7 +71,7 @@ def writable(result: ToolResult) -> ToolResult:
     not UTF-8, say), so that every codec can write it: see :func:`agent_core.replace_surrogates`."""
     if isinstance(result, ToolFailure):
         error = replace_surrogates(result.error)
-        return result if error is result.error else ToolFailure(error=error)
+        return result if error is result.error else msgspec.structs.replace(result, error=error)
     content = replace_surrogates(result.content)
     return result if content is result.content else ToolSuccess(content=content)
 

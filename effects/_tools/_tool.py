@@ -38,12 +38,13 @@ import anyio.to_thread
 import pydantic_core
 from pydantic import ValidationError
 
-from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolSuccess
+from agent_core import ToolDefinition, ToolFailure, ToolResult, ToolRetry, ToolSuccess
 
 from . import _messages
 from ._cancel import cancelled_by_caller
 from ._docstring import parse_docstring
 from ._outcomes import Resumption, ToolOutcome
+from ._retry import failure_code
 from ._schema import Signature, describe_parameters
 
 P = ParamSpec("P")
@@ -73,7 +74,13 @@ class Tool(Generic[P, R_co]):
         idempotent: bool = False,
         timeout_ms: int | None = None,
         inline: bool = False,
+        retry: ToolRetry | None = None,
     ) -> None:
+        if retry is not None and not idempotent and not retry.force:
+            raise ValueError(
+                f"tool {name or fn.__name__!r} has a retry policy but is not idempotent; expected "
+                "idempotent=True (running it twice is safe), or force=True in its retry policy to retry it anyway"
+            )
         if timeout_ms is not None and timeout_ms <= 0:
             raise ValueError(f"tool {name or fn.__name__!r}: expected a positive timeout_ms or None, got {timeout_ms}")
         if inline and inspect.iscoroutinefunction(fn):
@@ -96,6 +103,7 @@ class Tool(Generic[P, R_co]):
             requires_approval=requires_approval,
             idempotent=idempotent,
             timeout_ms=timeout_ms,
+            retry=retry,
         )
         self._parameters_hint = describe_parameters(self.signature.schema)
         functools.update_wrapper(self, fn)
@@ -124,7 +132,8 @@ class Tool(Generic[P, R_co]):
         try:
             validated = self.signature.model.model_validate_json(arguments or "{}")
         except ValidationError as error:
-            return ToolFailure(error=_messages.invalid_arguments(self.name, tool_call_id, error, self._parameters_hint))
+            message = _messages.invalid_arguments(self.name, tool_call_id, error, self._parameters_hint)
+            return ToolFailure(error=message, code="invalid-arguments")
         kwargs = self.signature.arguments(validated, tool_call_id)
         try:
             if self.is_async:
@@ -135,11 +144,13 @@ class Tool(Generic[P, R_co]):
                 call = functools.partial(self.fn, **kwargs)
                 value = await anyio.to_thread.run_sync(call, abandon_on_cancel=True, limiter=threads)
         except Exception as error:
-            return ToolFailure(error=_messages.raised(self.name, tool_call_id, error))
+            policy = self.definition.retry
+            code = failure_code(error, policy.on if policy is not None else ())
+            return ToolFailure(error=_messages.raised(self.name, tool_call_id, error), code=code)
         except anyio.get_cancelled_exc_class():
             if cancelled_by_caller():
                 raise
-            return ToolFailure(error=_messages.cancelled_inside(self.name, tool_call_id))
+            return ToolFailure(error=_messages.cancelled_inside(self.name, tool_call_id), code="cancelled")
         return self._encode(value, tool_call_id)
 
     async def attempt(
@@ -166,7 +177,7 @@ class Tool(Generic[P, R_co]):
         try:
             return ToolSuccess(content=pydantic_core.to_json(value).decode())
         except pydantic_core.PydanticSerializationError as error:
-            return ToolFailure(error=_messages.unencodable(self.name, tool_call_id, value, error))
+            return ToolFailure(error=_messages.unencodable(self.name, tool_call_id, value, error), code="unencodable")
 
 
 @overload
@@ -182,6 +193,7 @@ def tool(
     idempotent: bool = False,
     timeout_ms: int | None = None,
     inline: bool = False,
+    retry: ToolRetry | None = None,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -195,6 +207,7 @@ def tool(
     idempotent: bool = False,
     timeout_ms: int | None = None,
     inline: bool = False,
+    retry: ToolRetry | None = None,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Declare a tool: ``@tool`` or ``@tool(requires_approval=True, idempotent=True, timeout_ms=5000, name=...)``.
 
@@ -213,6 +226,10 @@ def tool(
     dict, formatting), where the thread hand-offs cost far more than the call.
     It blocks the loop while it runs, so no timeout can stop it and nothing else
     runs meanwhile: never use it for I/O or anything that may take long.
+
+    ``retry`` (see :func:`~effects.retry`) tries a failed call again, after a
+    backoff, with the same tool call id: only on an ``idempotent`` tool (else
+    ``ValueError``, unless the policy says ``force=True``). Each attempt is in the log.
     """
 
     def wrap(function: Callable[P, R]) -> Tool[P, R]:
@@ -224,6 +241,7 @@ def tool(
             idempotent=idempotent,
             timeout_ms=timeout_ms,
             inline=inline,
+            retry=retry,
         )
 
     return wrap(fn) if fn is not None else wrap

@@ -82,7 +82,7 @@ class Toolbox:
         final = take_final()  # the caller's last wait (effects._clock.final_wait): this call, not the tool's own waits
         found = self._tools.get(name)
         if found is None:
-            return ToolFailure(error=not_registered(name, tool_call_id, self._tools))
+            return ToolFailure(error=not_registered(name, tool_call_id, self._tools), code="not-registered")
         timeout = found.definition.timeout_ms or self.limits.timeout_ms
         if timeout is None:
             outcome = await self._attempt(found, arguments, tool_call_id, resumption)
@@ -122,6 +122,7 @@ class Toolbox:
         )
         if outcome is TIMED_OUT:
             return ToolFailure(
-                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent)
+                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent),
+                code="timeout",
             )
         return outcome

@@ -64,7 +64,8 @@ async def test_a_future_cancelled_by_something_else_fails_the_call_instead_of_le
     assert results(state) == {
         "call-1": ToolFailure(
             error="tool 'wait_for_reply' failed (tool call 'call-1'): an operation it awaited was cancelled by "
-            "something other than this session. Try again, or answer without this tool"
+            "something other than this session. Try again, or answer without this tool",
+            code="cancelled",
         )
     }
     assert texts(state)[-1] == ("assistant", "it was cancelled")

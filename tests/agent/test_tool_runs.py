@@ -160,7 +160,8 @@ async def test_a_tool_past_its_timeout_is_stopped_and_the_model_told() -> None:
     assert results(state) == {
         "call-1": ToolFailure(
             error="tool 'slow' did not finish within its timeout of 5000 ms (tool call 'call-1') and was stopped. "
-            "It is safe to call again, perhaps with a smaller request"
+            "It is safe to call again, perhaps with a smaller request",
+            code="timeout",
         )
     }
     assert texts(state)[-1] == ("assistant", "it timed out")

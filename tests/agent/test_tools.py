@@ -130,7 +130,8 @@ async def test_a_schema_violation_says_what_was_wrong_and_how_to_call_again() ->
         error="invalid arguments for tool 'add' (tool call 'c1'): "
         "argument 'b': Input should be a valid integer, unable to parse string as an integer, got 'x'; "
         "argument 'c' is not a parameter of add. "
-        "Call add again with a JSON object of arguments: a: integer (required), b: integer"
+        "Call add again with a JSON object of arguments: a: integer (required), b: integer",
+        code="invalid-arguments",
     )
 
 
@@ -139,7 +140,8 @@ async def test_a_missing_argument_is_named() -> None:
     result = await run(Toolbox([search]), "search_kb", '{"limit": 2}')
     assert result == ToolFailure(
         error="invalid arguments for tool 'search_kb' (tool call 'c1'): argument 'text' is required but missing. "
-        "Call search_kb again with a JSON object of arguments: text: string (required), limit: integer"
+        "Call search_kb again with a JSON object of arguments: text: string (required), limit: integer",
+        code="invalid-arguments",
     )
 
 
@@ -147,7 +149,9 @@ async def test_a_missing_argument_is_named() -> None:
 async def test_invalid_json_is_a_failure_the_model_reads() -> None:
     result = await run(Toolbox([add]), "add", '{"a": 1,')
     assert isinstance(result, ToolFailure)
-    assert result.error.startswith("invalid arguments for tool 'add' (tool call 'c1'): the arguments are not valid JSON (")
+    assert result.error.startswith(
+        "invalid arguments for tool 'add' (tool call 'c1'): the arguments are not valid JSON ("
+    )
     assert result.error.endswith("Call add again with a JSON object of arguments: a: integer (required), b: integer")
 
 
@@ -157,7 +161,8 @@ async def test_arguments_that_are_not_an_object_are_refused() -> None:
     assert result == ToolFailure(
         error="invalid arguments for tool 'add' (tool call 'c1'): Input should be an object, got [1, 2] "
         "(expected a JSON object of named arguments). "
-        "Call add again with a JSON object of arguments: a: integer (required), b: integer"
+        "Call add again with a JSON object of arguments: a: integer (required), b: integer",
+        code="invalid-arguments",
     )
 
 
@@ -166,14 +171,18 @@ async def test_an_exception_becomes_a_failure_naming_it() -> None:
     result = await run(Toolbox([divide]), "divide", '{"a": 1, "b": 0}')
     assert result == ToolFailure(
         error="tool 'divide' failed (tool call 'c1'): ZeroDivisionError: float division by zero. "
-        "Check the arguments and try again, or answer without this tool"
+        "Check the arguments and try again, or answer without this tool",
+        code="ZeroDivisionError",
     )
 
 
 @pytest.mark.anyio
 async def test_an_unknown_tool_lists_the_registered_ones() -> None:
     result = await run(Toolbox([add, search]), "serch", "{}", "t1")
-    assert result == ToolFailure(error="tool 'serch' is not registered (tool call 't1'); registered tools: add, search_kb")
+    assert result == ToolFailure(
+        error="tool 'serch' is not registered (tool call 't1'); registered tools: add, search_kb",
+        code="not-registered",
+    )
 
 
 @pytest.mark.anyio
@@ -184,7 +193,9 @@ async def test_a_result_that_cannot_be_encoded_is_reported_as_a_bug_in_the_tool(
 
     result = await run(Toolbox([odd]), "odd", "")
     assert isinstance(result, ToolFailure)
-    assert result.error.startswith("tool 'odd' returned a value of type object that cannot be encoded as JSON (tool call 'c1'): ")
+    assert result.error.startswith(
+        "tool 'odd' returned a value of type object that cannot be encoded as JSON (tool call 'c1'): "
+    )
     assert result.error.endswith("This is a bug in the tool, not in the call")
 
 
@@ -230,7 +241,8 @@ async def test_a_timeout_on_the_clock_stops_the_tool_and_tells_the_model() -> No
     assert results == [
         ToolFailure(
             error="tool 'slow' did not finish within its timeout of 5000 ms (tool call 'c9') and was stopped. "
-            "It may have had effects before it was stopped; check before calling it again, perhaps with a smaller request"
+            "It may have had effects before it was stopped; check before calling it again, perhaps with a smaller request",
+            code="timeout",
         )
     ]
     assert clock.sleepers() == []

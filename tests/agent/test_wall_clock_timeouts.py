@@ -52,7 +52,8 @@ async def test_a_tool_past_its_timeout_is_stopped_and_the_session_goes_on() -> N
     assert results(state) == {
         "call-1": ToolFailure(
             error="tool 'slow' did not finish within its timeout of 20 ms (tool call 'call-1') and was stopped. "
-            "It is safe to call again, perhaps with a smaller request"
+            "It is safe to call again, perhaps with a smaller request",
+            code="timeout",
         ),
         "call-2": ToolSuccess(content="here"),
     }

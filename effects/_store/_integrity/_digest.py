@@ -14,10 +14,11 @@ snapshot points.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import msgspec
 
-from agent_core import AgentState, Vector
+from agent_core import AgentState, ToolCallRecord, Vector
 
 RECENT_MESSAGES = 16
 """Newest messages the digest covers."""
@@ -61,6 +62,15 @@ def _sequence(value: object) -> list[object]:
 
 _encoder = msgspec.msgpack.Encoder(enc_hook=_sequence)
 
+_RECORD_DEFAULTS = tuple((field.name, field.default) for field in msgspec.structs.fields(ToolCallRecord))
+
+
+def _record(record: ToolCallRecord) -> dict[str, Any]:
+    """A record as the mapping of its fields that differ from their defaults, as the state's document writes it
+    (see :func:`agent_core.encode_state`): a record declares more than 15 fields, so as a Struct its header, and
+    every digest, would change with the number of fields it declares."""
+    return {name: value for name, default in _RECORD_DEFAULTS if (value := getattr(record, name)) != default}
+
 
 def turn_digest(state: AgentState) -> bytes:
     """32 bytes that change when the state's scalar parts, sizes or newest entries change."""
@@ -76,6 +86,6 @@ def turn_digest(state: AgentState) -> bytes:
         count,
         calls_count,
         [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],
-        [calls[log[i]] for i in range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)],
+        [_record(calls[log[i]]) for i in range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)],
     )
     return hashlib.sha256(_encoder.encode(document)).digest()
