@@ -40,6 +40,7 @@ from ._context import (
     llm_context,
     offered_tools,
 )
+from ._cost import NANOS_PER_UNIT, format_nanos, nanos
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
@@ -64,6 +65,7 @@ from ._inputs import (
     LlmMessageStarted,
     Observation,
     OutputProblem,
+    PoolVerdictReceived,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
@@ -148,6 +150,7 @@ __all__ = [
     "MAX_REPLY_ITEM_CHARS",
     "MAX_STUCK_WINDOW",
     "MAX_TIMESTAMP_MS",
+    "NANOS_PER_UNIT",
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
     "STATE_FORMAT",
@@ -191,6 +194,7 @@ __all__ = [
     "OutputProblem",
     "PastToolCall",
     "Phase",
+    "PoolVerdictReceived",
     "ProposedCall",
     "ProviderItem",
     "ReActCancelled",
@@ -241,6 +245,7 @@ __all__ = [
     "encode_input",
     "encode_log",
     "encode_state",
+    "format_nanos",
     "initial_state",
     "input_json_schema",
     "interrupt_every",
@@ -248,6 +253,7 @@ __all__ = [
     "known_guards",
     "known_rules",
     "llm_context",
+    "nanos",
     "not_registered",
     "offered_tools",
     "output_schema_problem",

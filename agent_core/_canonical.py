@@ -27,6 +27,7 @@ The function is pure and total: it raises nothing, whatever text it is given.
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 
 import msgspec
 
@@ -68,7 +69,21 @@ def canonical_arguments(text: str) -> str:
         >>> canonical_arguments('{ "b": 1.0, "a": [true, -0.0] }')
         '{"a":[true,0],"b":1}'
     """
+    if len(text) <= _CACHED_CHARS:
+        return _canonical_cached(text)
+    return _canonical(text)
+
+
+_CACHED_CHARS = 4096
+"""Arguments up to this long are canonicalised once per process: stuck detection asks again for every call of a
+turn at each model observation. At most 4,096 of them are kept (at most 16 MiB of text)."""
+
+
+def _canonical(text: str) -> str:
     try:
         return _ENCODER.encode(_DECODER.decode(text)).decode()
     except (msgspec.DecodeError, RecursionError):  # not JSON, or nested too deep to read: compared as written
         return text
+
+
+_canonical_cached = lru_cache(maxsize=4096)(_canonical)

@@ -53,6 +53,14 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     repeat a cycle of two or more calls twice in a row within the turn's last
     ``stuck_window`` calls (0: no cycle rule; else at least 4, the shortest cycle twice).
 
+    Money (in nano-units, see :func:`nanos`): ``max_cost`` bounds what a turn's
+    model calls cost, ``max_session_cost`` what the session's do, all turns
+    together; both are checked before each model call, like ``max_tokens``, and a
+    call the pricing could not price ends the turn (reason ``unpriced``) while
+    either is set. ``budget_pool`` names a pool shared by sessions (e.g.
+    ``"acme:2026-11-27"``): each model call reserves from it before it starts
+    (see ``effects.BudgetPool``).
+
     ``compaction`` (optional) says when the context is compacted and how
     (:class:`CompactionPolicy`); without it the message window alone bounds the context.
     """
@@ -75,6 +83,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     output_schema: str = ""
     max_output_retries: int = 2
     stuck_window: int = DEFAULT_STUCK_WINDOW
+    max_cost: int | None = None
+    max_session_cost: int | None = None
+    budget_pool: str = ""
     compaction: CompactionPolicy | None = None
 
 

@@ -205,6 +205,10 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
     reducer keeps them where ``llm_context`` puts them back: with the batch's
     tool calls (``continue-re-act``), or on the assistant message the call
     completed (``complete-re-act``, which needs a ``text`` marker naming it).
+
+    ``cost`` is what the call cost in nano-units (see :func:`nanos`), priced
+    where the reply entered (so a replay needs no price table); ``None`` when
+    it was not priced. The turn's and the session's cost budgets count it.
     """
 
     called_llm_at: int
@@ -212,6 +216,7 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
     usage: Usage = Usage()
     items: tuple[ProviderItem, ...] = ()
     output: str = ""
+    cost: int | None = None
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
@@ -321,7 +326,7 @@ class AnswerRejected(_Input, frozen=True, kw_only=True, tag="answer-rejected"):
     session's ``output_schema`` (``invalid-output``, with ``problems``), or it had no text and no tool
     call (``empty-answer``).
 
-    The call counts like any other (``usage``, the budgets). A note saying what
+    The call counts like any other (``usage``, ``cost``, the budgets). A note saying what
     was wrong, where, joins the conversation as message ``message_id`` (role
     ``user``), so the next model call reads it; the turn asks again, up to
     ``max_output_retries`` times for an invalid output and once for an empty
@@ -333,6 +338,24 @@ class AnswerRejected(_Input, frozen=True, kw_only=True, tag="answer-rejected"):
     message_id: str
     problems: tuple[OutputProblem, ...] = ()
     usage: Usage = Usage()
+    cost: int | None = None
+
+
+class PoolVerdictReceived(_Input, frozen=True, kw_only=True, tag="pool-verdict-received"):
+    """A budget pool shared by sessions answered the reservation a model call asks for before it starts.
+
+    ``granted``: ``amount`` nano-units are held for the call in pool ``pool``
+    under ``reservation_id`` (settled at the call's cost when it ends, or
+    expiring if the process dies first), and the call goes on. Refused: the
+    pool has not ``amount`` left, and the turn fails with reason
+    ``budget-pool``; ``detail`` says what the pool held (shown to people).
+    """
+
+    pool: str
+    reservation_id: str
+    amount: int
+    granted: bool
+    detail: str = ""
 
 
 class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted"):
@@ -370,6 +393,7 @@ AgentInput = Union[
     ToolCallInputProvided,
     ToolCallTaskCreated,
     AnswerRejected,
+    PoolVerdictReceived,
     ContextCompacted,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""

@@ -7,7 +7,7 @@ from ._errors import InvariantViolation
 from ._phase import Phase, phase
 from ._state import AgentState
 
-_COUNTERS = ("step", "timestamp", "turns", "input_tokens", "output_tokens")
+_COUNTERS = ("step", "timestamp", "turns", "input_tokens", "output_tokens", "cost")
 
 
 def check_invariants(state: AgentState, previous: AgentState | None = None) -> None:
@@ -126,7 +126,7 @@ def _monotonic(previous: AgentState, state: AgentState) -> list[str]:
         problems.append("messages or tool calls were removed")
     if previous.turn is not None and state.turn is not None and previous.turn.number == state.turn.number:
         before, after = previous.turn, state.turn
-        for name in ("model_calls", "tool_call_count", "tokens", "context_window_size", "context_rev"):
+        for name in ("model_calls", "tool_call_count", "tokens", "cost", "context_window_size", "context_rev"):
             if getattr(after, name) < getattr(before, name):
                 problems.append(f"turn.{name} decreased from {getattr(before, name)} to {getattr(after, name)}")
     for call_id, record in previous.tool_calls.items():

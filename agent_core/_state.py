@@ -120,6 +120,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     (``answer-rejected``: an output that did not validate, an empty reply).
     ``repeats`` counts each (tool, arguments as written) pair asked in the turn; stuck
     detection adds up the spellings of one canonical form (see :func:`canonical_arguments`).
+    ``cost`` is what the turn's model calls cost (nano-units); ``unpriced`` is
+    set when one of them could not be priced while a cost budget or pool is on.
     """
 
     number: int
@@ -142,6 +144,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     paused_at: int | None = None
     output_retries: int = 0
     empty_answers: int = 0
+    cost: int = 0
+    unpriced: bool = False
 
 
 def running_deadline(turn: Turn) -> int | None:
@@ -187,6 +191,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     ``workflow_state`` is the state of ``config.workflow`` the session is in
     (empty without a workflow) and
     ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
+    ``cost`` is what the session's priced model calls cost, in nano-units (see :func:`nanos`).
     ``compaction`` is where context compaction stands (``None`` unless ``config.compaction`` is set).
     """
 
@@ -210,6 +215,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     past_calls: tuple[PastToolCall, ...] = ()
     workflow_state: str = ""
     audit: Vector[WorkflowMove] = _NO_AUDIT
+    cost: int = 0
     compaction: ContextCompaction | None = None
 
 

@@ -62,7 +62,9 @@ from ._model import (
     TextSink,
     offered_tools,
 )
+from ._money import DEFAULT_HOLD_MS, BudgetPools, GenaiPrices, PoolAnswer, PoolTotals, Pricing
 from ._observe import (
+    COST_ATTRIBUTE,
     Conventions,
     ConversationEntry,
     Latency,
@@ -153,7 +155,9 @@ from ._ui import (
 
 __all__ = [
     "CALL_ID_PARAMETER",
+    "COST_ATTRIBUTE",
     "DEFAULT_FOLLOW_INTERVAL",
+    "DEFAULT_HOLD_MS",
     "DEFAULT_LEASE_MS",
     "DEFAULT_MAX_BACKLOG",
     "DEFAULT_RENEW_MS",
@@ -169,6 +173,7 @@ __all__ = [
     "Agent",
     "AgentRuntime",
     "Backpressure",
+    "BudgetPools",
     "Clock",
     "ConcurrencyError",
     "Controller",
@@ -183,6 +188,7 @@ __all__ = [
     "EffectInputRefused",
     "EffectStarted",
     "EventStore",
+    "GenaiPrices",
     "IdSource",
     "InputReceived",
     "InputRejected",
@@ -209,7 +215,10 @@ __all__ = [
     "OutputValidator",
     "PendingCommit",
     "Plan",
+    "PoolAnswer",
+    "PoolTotals",
     "PostgresStore",
+    "Pricing",
     "ProcessLimits",
     "RandomIds",
     "ReplayDiverged",

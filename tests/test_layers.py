@@ -31,7 +31,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "_tools": frozenset({"_model", "_clock"}),
     "_scripted": frozenset({"_model", "_clock"}),
     "_store": frozenset({"_machine"}),
-    "_agent": frozenset({"_machine", "_clock", "_model", "_tools", "_store"}),
+    "_money": frozenset({"_model"}),
+    "_agent": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_money"}),
     "_observe": frozenset({"_machine", "_store", "_agent"}),
     "_ui": frozenset({"_observe", "_store"}),
     "demo": frozenset({"_scripted", "_tools", "_model", "_clock"}),
@@ -58,7 +59,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "protocols",
         }
     ),
-    "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_agent", "_observe", "_ui"}),
+    "__init__": frozenset({"_machine", "_clock", "_model", "_tools", "_store", "_money", "_agent", "_observe", "_ui"}),
     "__main__": frozenset({"cli"}),
 }
 

@@ -30,6 +30,7 @@ from .._inputs import (
     LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
+    PoolVerdictReceived,
     ReActCancelled,
     ReActObserved,
     SessionStarted,
@@ -54,6 +55,7 @@ from .on_history_tool_calls_added import on_history_tool_calls_added
 from .on_llm_call_failed import on_llm_call_failed
 from .on_llm_message_completed import on_llm_message_completed
 from .on_llm_message_started import on_llm_message_started
+from .on_pool_verdict_received import on_pool_verdict_received
 from .on_re_act_cancelled import on_re_act_cancelled
 from .on_re_act_observed import on_re_act_observed
 from .on_session_started import on_session_started
@@ -111,7 +113,7 @@ _IN_A_TURN = (Phase.THINKING, Phase.ACTING, Phase.AWAITING_APPROVAL, Phase.RETRY
 _ANY_TIME = (Phase.IDLE, *_IN_A_TURN)
 _THINKING = (Phase.THINKING,)
 _DECIDING = (Phase.ACTING, Phase.AWAITING_APPROVAL)
-_OBSERVED = (*_ENDS_TURN, "tool_call_log", "called_llm_at", "input_tokens", "output_tokens")
+_OBSERVED = (*_ENDS_TURN, "tool_call_log", "called_llm_at", "input_tokens", "output_tokens", "cost")
 
 INPUT_KINDS: tuple[InputKind, ...] = (
     _row(
@@ -138,6 +140,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallInputProvided, on_tool_call_input_provided, ("tool_calls", "turn"), _DECIDING),
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
+    _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
     _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from immutables import Map
 from msgspec.structs import replace
 
+from .._config import AgentConfig
+from .._cost import format_nanos
 from .._inputs import ToolFailure
 from .._state import (
     PAST_TOOL_CALLS_LISTED,
@@ -189,7 +191,35 @@ def settle(state: AgentState) -> AgentState:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
     if config.max_tokens is not None and turn.tokens >= config.max_tokens:
         return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    return compacted(state)
+    costed = _settle_cost(state, turn, config)
+    return compacted(state) if costed is state else costed
+
+
+def counts_cost(config: AgentConfig) -> bool:
+    """Whether the session counts money: a cost budget or a budget pool is set."""
+    return config.max_cost is not None or config.max_session_cost is not None or bool(config.budget_pool)
+
+
+def _settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
+    """The money budgets, at the moment a next model call would be derived.
+
+    A call that could not be priced ends the turn: the budgets could no longer
+    promise anything. A session budget already spent when a turn opens fails
+    it outright (a final answer per turn would overspend it once per turn).
+    """
+    if turn.unpriced:
+        detail = "a model call could not be priced, so the cost budgets cannot be kept; give the agent a pricing"
+        return end_turn(state, "failed", "unpriced", detail)
+    if config.max_cost is not None and turn.cost >= config.max_cost:
+        spent = f"{format_nanos(turn.cost)} of its budget of {format_nanos(config.max_cost)}"
+        return exhaust(state, "max-cost", f"the turn's model calls cost {spent}")
+    limit = config.max_session_cost
+    if limit is not None and state.cost >= limit:
+        detail = f"the session's model calls cost {format_nanos(state.cost)} of its budget of {format_nanos(limit)}"
+        if not turn.model_calls:
+            return end_turn(state, "failed", "max-session-cost", detail)
+        return exhaust(state, "max-session-cost", detail)
+    return state
 
 
 def compacted(state: AgentState) -> AgentState:

@@ -35,12 +35,12 @@ def on_answer_rejected(state: AgentState, inp: AnswerRejected) -> AgentState:
     if state.compaction is not None:
         state = replace(state, compaction=replace(state.compaction, last_input_tokens=inp.usage.input_tokens))
     if inp.reason == "invalid-output":
-        turn = _turn_counted(turn, inp, output_retries=turn.output_retries + 1)
+        turn = _turn_counted(state, turn, inp, output_retries=turn.output_retries + 1)
         spent = turn.output_retries > state.config.max_output_retries
         detail = f"the answer did not match the output schema ({_attempts(turn.output_retries)}): "
         detail += problems_text(inp.problems)
     else:
-        turn = _turn_counted(turn, inp, empty_answers=turn.empty_answers + 1)
+        turn = _turn_counted(state, turn, inp, empty_answers=turn.empty_answers + 1)
         spent = turn.empty_answers > EMPTY_ANSWERS_RETRIED
         detail = f"the model's reply had no text and no tool call ({_attempts(turn.empty_answers)})"
     state = _counted(state, inp, turn)

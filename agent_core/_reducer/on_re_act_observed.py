@@ -15,7 +15,7 @@ from ._common import reject, require_not_streaming, require_not_summarizing, req
 from ._items import check_items
 from ._records import record_requests, records
 from ._stuck import Repeats, count_repeats
-from ._turns import end_turn, exhaust, final_answer_used_tools, settle
+from ._turns import counts_cost, end_turn, exhaust, final_answer_used_tools, settle
 from ._workflow import Tripped, judge_batch
 
 
@@ -82,6 +82,7 @@ def _continue(
     usage = inp.usage
     calls, log, opened, awaiting = records(state, turn, requests, step, inp.timestamp, judged, inp.items)
     turn = _turn_counted(
+        state,
         turn,
         inp,
         repeats=repeats,
@@ -100,10 +101,11 @@ def _continue(
         output_tokens=state.output_tokens + usage.output_tokens,
         tool_calls=calls,
         tool_call_log=log,
+        cost=state.cost + (inp.cost or 0),
     )
 
 
-def _turn_counted(turn: Turn, inp: ReActObserved | AnswerRejected, **changes: Any) -> Turn:
+def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected, **changes: Any) -> Turn:
     """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
     usage = inp.usage
     return replace(
@@ -112,6 +114,8 @@ def _turn_counted(turn: Turn, inp: ReActObserved | AnswerRejected, **changes: An
         tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
         attempt=0,
         context_rev=turn.context_rev + 1,
+        cost=turn.cost + (inp.cost or 0),
+        unpriced=turn.unpriced or (inp.cost is None and counts_cost(state.config)),
         **changes,
     )
 
@@ -127,6 +131,7 @@ def _counted(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn)
         called_llm_at=inp.called_llm_at,
         input_tokens=state.input_tokens + usage.input_tokens,
         output_tokens=state.output_tokens + usage.output_tokens,
+        cost=state.cost + (inp.cost or 0),
     )
 
 
@@ -146,7 +151,7 @@ def _guarded(
     state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: Tripped
 ) -> AgentState:
     """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
-    turn = _turn_counted(turn, inp)
+    turn = _turn_counted(state, turn, inp)
     state = record_requests(_counted(state, inp, turn), turn, requests, tripped.detail, inp.items)
     if tripped.reason == "final-answer":
         return final_answer_used_tools(state)
@@ -188,6 +193,7 @@ def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn
             f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
             f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
         )
+    _validate_cost(state, inp)
     if (usage.cache_read_tokens or usage.cache_write_tokens or usage.reasoning_tokens) and not _parts_fit(usage):
         reject(
             state,
@@ -222,6 +228,25 @@ def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn
                 "tool-call-id-unique",
                 f"tool call id {call_id!r} is already used in this session; expected new ids",
             )
+
+
+def _validate_cost(state: AgentState, inp: ReActObserved | AnswerRejected) -> None:
+    """A call's cost, when priced, is 0 or more and keeps the session's cost in range."""
+    cost = inp.cost
+    if cost is None:
+        return
+    if cost < 0:
+        # Accepted, it would lower the session's and the turn's spend below what was paid.
+        reject(state, inp, "negative-cost", "cost-not-negative", f"expected a cost of 0 or more nano-units, got {cost}")
+    if state.cost + cost > MAX_COUNT:
+        reject(
+            state,
+            inp,
+            "cost-overflow",
+            "cost-in-range",
+            f"cost={cost} would take the session's cost past {MAX_COUNT} nano-units; "
+            "expected what one model call cost, in nano-units",
+        )
 
 
 def _validate_output(state: AgentState, inp: ReActObserved) -> None:

@@ -68,7 +68,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
 
 _AT_LEAST_ONE = ("max_identical_tool_calls", "llm_max_attempts")
 _COUNTS = ("initial_context_window", "context_window_step", "max_output_retries")
-_BUDGETS = ("max_model_calls", "max_tool_calls", "max_tokens")
+_BUDGETS = ("max_model_calls", "max_tool_calls", "max_tokens", "max_cost", "max_session_cost")
 _DURATIONS = ("retry_base_ms", "retry_max_ms")
 
 

@@ -22,6 +22,7 @@ from .._inputs import (
     LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
+    PoolVerdictReceived,
     ProviderItem,
     ReActCancelled,
     ReActObserved,
@@ -77,13 +78,20 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     at = later(draw, state)
     called = at - draw(st.integers(0, min(at, 30_000)))
     usage = draw(_USAGES)
+    cost = draw(_COSTS)
     opaque = draw(_ITEMS)
     answer = _answer(state)
     if draw(st.integers(0, 4)) == 4:
         items = _with_text(opaque, answer) if opaque and answer is not None and not answer.items else ()
         output = pick(draw, OUTPUTS) if state.config.output_schema else ""
         return ReActObserved(
-            timestamp=at, called_llm_at=called, observation=CompleteReAct(), usage=usage, items=items, output=output
+            timestamp=at,
+            called_llm_at=called,
+            observation=CompleteReAct(),
+            usage=usage,
+            items=items,
+            output=output,
+            cost=cost,
         )
     requests: dict[str, ToolCallRequest] = {}
     arguments = PARAMETERS + VERDICT_PARAMETERS if state.config.rules else PARAMETERS
@@ -100,6 +108,7 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
         observation=ContinueReAct(tool_calls=requests),
         usage=usage,
         items=opaque + markers if opaque else (),
+        cost=cost,
     )
 
 
@@ -225,6 +234,19 @@ def _rejected(draw: st.DrawFn, state: AgentState) -> AgentInput:
         message_id=fresh_id(draw, state, "n", message_taken(state)),
         problems=draw(_PROBLEMS) if invalid else (),
         usage=draw(_USAGES),
+        cost=draw(_COSTS),
+    )
+
+
+def _verdict(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    granted = draw(st.sampled_from((True, True, True, False)))
+    return PoolVerdictReceived(
+        timestamp=later(draw, state),
+        pool=state.config.budget_pool,
+        reservation_id=f"r{state.step}",
+        amount=draw(st.integers(0, 50_000_000)),
+        granted=granted,
+        detail="" if granted else "the pool is spent",
     )
 
 
@@ -250,6 +272,8 @@ def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 _TEXTS = texts()
 _USAGES = usages()
+# Mostly priced (now and then a call no price table knows), a few cents at most.
+_COSTS = st.sampled_from((None, 0)) | st.integers(0, 20_000_000) | st.integers(0, 20_000_000)
 _ITEMS = opaque_items()
 _RESULTS = tool_results()
 _INPUT_OBJECTS = input_objects()
@@ -279,6 +303,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         ToolCallInputProvided: _input_provided,
         ToolCallTaskCreated: _task_created,
         AnswerRejected: _rejected,
+        PoolVerdictReceived: _verdict,
         ContextCompacted: _compacted,
     },
     "builders",

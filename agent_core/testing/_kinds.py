@@ -22,6 +22,7 @@ from .._inputs import (
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
+    PoolVerdictReceived,
     ReActCancelled,
     ReActObserved,
     SessionStarted,
@@ -112,6 +113,7 @@ def re_act_observed(
             called_llm_at=draw(field(called_llm_at, st.integers(max(0, at - 60_000), at))),
             observation=draw(field(observation, observations())),
             usage=draw(usages()),
+            cost=draw(st.none() | st.integers(0, 50_000_000)),
         )
 
     return build()
@@ -232,9 +234,23 @@ def answer_rejected(*, timestamp: Ts = None, message_id: Str = None) -> SearchSt
             message_id=draw(field(message_id, ids())),
             problems=draw(output_problems()) if invalid else (),
             usage=draw(usages()),
+            cost=draw(st.none() | st.integers(0, 50_000_000)),
         )
 
     return build()
+
+
+def pool_verdict_received(*, timestamp: Ts = None, pool: Str = None) -> SearchStrategy[PoolVerdictReceived]:
+    """``pool-verdict-received``, granted or refused, for an arbitrary pool."""
+    return st.builds(
+        PoolVerdictReceived,
+        timestamp=_at(timestamp),
+        pool=field(pool, ids()),
+        reservation_id=ids(),
+        amount=st.integers(0, 10**9),
+        granted=st.booleans(),
+        detail=texts(),
+    )
 
 
 def context_compacted(
@@ -273,6 +289,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallInputProvided: tool_call_input_provided,
         ToolCallTaskCreated: tool_call_task_created,
         AnswerRejected: answer_rejected,
+        PoolVerdictReceived: pool_verdict_received,
         ContextCompacted: context_compacted,
     },
     "input strategies",

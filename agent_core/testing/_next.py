@@ -43,6 +43,7 @@ _WEIGHTS = tuple(
             "tool-call-input-provided": 2,
             "tool-call-task-created": 1,
             "answer-rejected": 1,
+            "pool-verdict-received": 2,
             "context-compacted": 6,
         },
         "weights",
@@ -75,6 +76,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
         else:
             kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded", "answer-rejected"))
             kinds.add("history-tool-calls-added")
+        if state.config.budget_pool:
+            kinds.add("pool-verdict-received")
     calls = state.tool_calls
     if current is Phase.ACTING:
         kinds.add("tool-call-completed")

@@ -107,6 +107,10 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "output_schema": st.sampled_from(("", "", "", "", "", OUTPUT_SCHEMA)),
         "max_output_retries": st.sampled_from((2, 0, 1)),
         "stuck_window": st.sampled_from((6, 0, 4, 10)),
+        # Money in nano-units: a few cents, a dollar; a pool now and then.
+        "max_cost": st.sampled_from((None, None, None, 0, 30_000_000, 10**9)),
+        "max_session_cost": st.sampled_from((None, None, None, 50_000_000, 10**9)),
+        "budget_pool": st.sampled_from(("", "", "", "acme:2026-11-27")),
         "compaction": st.none(),
     }
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})

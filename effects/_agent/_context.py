@@ -9,10 +9,11 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from agent_core import AgentState
+from agent_core import AgentState, Usage
 
 from .._clock import Clock
 from .._model import Model
+from .._money import BudgetPools
 from .._tools import Toolbox
 from ._output import OutputValidator
 
@@ -57,4 +58,17 @@ class EffectContext(Protocol):
 
     def output_validator(self, schema: str) -> OutputValidator:
         """The validator of the session's ``output_schema`` (the agent's output type when it gave that schema)."""
+        ...
+
+    @property
+    def budget_pools(self) -> BudgetPools | None:
+        """Where the session's budget pool is kept (``None``: the session has none)."""
+        ...
+
+    def new_reservation_id(self) -> str:
+        """A new id for a reservation in a budget pool."""
+        ...
+
+    def price(self, usage: Usage) -> int | None:
+        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
         ...

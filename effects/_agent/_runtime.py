@@ -11,11 +11,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import assert_never
 
-from agent_core import AgentInput, AgentState, CallLlm, CallTool, Effect, ToolCallStarted, WaitUntil, effects_at
+from agent_core import (
+    AgentInput,
+    AgentState,
+    CallLlm,
+    CallTool,
+    Effect,
+    ToolCallStarted,
+    Usage,
+    WaitUntil,
+    effects_at,
+)
 
 from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
+from .._money import BudgetPools, Pricing, model_name, priced
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
@@ -45,9 +56,14 @@ class AgentRuntime:
         model_timeout_ms: int | None = DEFAULT_MODEL_TIMEOUT_MS,
         secrets: Iterable[str] = (),
         output: OutputValidator | None = None,
+        pricing: Pricing | None = None,
+        pools: BudgetPools | None = None,
     ) -> None:
+        self._pools = pools
         self.redactor = Redactor(secrets)
         self._output = output
+        self._pricing = pricing
+        self._model_name = model_name(model)
         self._model = model
         self._model_timeout_ms = model_timeout_ms
         self._toolbox = toolbox
@@ -101,6 +117,19 @@ class AgentRuntime:
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
         return message_id
+
+    @property
+    def budget_pools(self) -> BudgetPools | None:
+        """Where the session's budget pool is kept (``None``: the session has none)."""
+        return self._pools
+
+    def new_reservation_id(self) -> str:
+        """A new id for a reservation in a budget pool, from the id source."""
+        return self._ids.new_id("reservation")
+
+    def price(self, usage: Usage) -> int | None:
+        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
+        return priced(self._pricing, self._model_name, usage)
 
     def starts(self, before: AgentState, after: AgentState) -> list[AgentInput]:
         """The ``tool-call-started`` inputs of the calls a batch made runnable: pending in ``after`` with a

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -33,6 +33,7 @@ from agent_core import (
 from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
+from .._money import BudgetPools, Pricing, default_pricing
 from .._tools import Tool, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource, RandomIds
@@ -76,6 +77,15 @@ class Agent:
     validated answer is ``state.last_outcome.output``, and
     :meth:`Session.output` returns it as the type. ``TypeError``/``ValueError``
     here for a type whose schema is not an object's.
+
+    ``pricing`` prices each model call where its reply enters (the cost is
+    logged on ``re-act-observed``; see :data:`~effects.Pricing`): by default
+    ``"genai-prices"``, the :class:`~effects.GenaiPrices` table when the
+    ``prices`` extra is installed (else calls are not priced); ``None`` prices
+    nothing. A config with a cost budget (``max_cost``, ``max_session_cost``)
+    needs a pricing: ``running()`` refuses it without one. A config naming a
+    ``budget_pool`` needs ``pools`` (:class:`~effects.BudgetPools`), where the
+    pool is kept: each model call reserves from it before it starts.
     """
 
     def __init__(
@@ -93,8 +103,12 @@ class Agent:
         max_backlog: int | None = DEFAULT_MAX_BACKLOG,
         secrets: Iterable[str] = (),
         output_type: OutputType | None = None,
+        pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
+        pools: BudgetPools | None = None,
     ) -> None:
+        self.pools = pools
         self.model = model
+        self.pricing = default_pricing() if pricing == "genai-prices" else pricing
         self.secrets = Redactor(secrets).secrets  # checked now, where the developer passes them
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
@@ -108,6 +122,22 @@ class Agent:
         self.journal = journal
         self.initial = initial
         self.max_backlog = max_backlog
+
+    def _refuse_config(self, config: AgentConfig) -> None:
+        """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
+        pricing, a budget pool with nowhere to keep it (the reducer judges the rest at ``session-started``)."""
+        if config.budget_pool and self.pools is None:
+            raise ValueError(
+                f"budget_pool {config.budget_pool!r} needs the pools it is kept in; expected "
+                "Agent(pools=BudgetPools.sqlite(PATH, per_call=...)) or BudgetPools.postgres(DSN, per_call=...), got none"
+            )
+        budgets = [name for name in ("max_cost", "max_session_cost") if getattr(config, name) is not None]
+        if budgets and self.pricing is None:
+            raise ValueError(
+                f"{' and '.join(budgets)} need a pricing to count the cost of model calls; expected "
+                "Agent(pricing=...) (a callable (model, usage) -> amount), or the 'prices' extra installed "
+                "for the default genai-prices table, got no pricing"
+            )
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[Session]:
@@ -124,6 +154,7 @@ class Agent:
         (:class:`SessionStopped`).
         """
         start = self.initial if self.initial is not None else initial_state()
+        self._refuse_config(start.config if self.initial is not None else self.config)
         runtime = AgentRuntime(
             self.model,
             self.toolbox,
@@ -133,6 +164,8 @@ class Agent:
             model_timeout_ms=self.model_timeout_ms,
             secrets=self.secrets,
             output=self.output,
+            pricing=self.pricing,
+            pools=self.pools,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Container, Iterator, Sequence
 
+import anyio
 import msgspec
 from msgspec.structs import replace
 
@@ -53,6 +54,7 @@ from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply
 from ._ask import ask_model, failed_input
 from ._context import EffectContext
 from ._events import TextDelta
+from ._hold import Hold, reserve
 from ._reply_items import logged_items
 from .summarize import summarize
 
@@ -96,10 +98,32 @@ class _Stream:
 
 
 async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
-    """Run one model call for ``state`` and dispatch what it produced (a summarization: see ``summarize``)."""
+    """Run one model call for ``state`` and dispatch what it produced.
+
+    With a budget pool, the call first reserves from it and logs the verdict;
+    a refusal ends the turn, so the model is not asked. The hold is settled at
+    the call's cost before the reply enters the log, or released if the call
+    fails or is cancelled. A summarization of the context (``task`` ``summarize``,
+    see ``summarize``) is neither reserved from a pool nor priced.
+    """
     if eff.task == "summarize":
         await summarize(ctx, state, dispatch)
         return
+    if not state.config.budget_pool:
+        await _call(ctx, state, dispatch, None)
+        return
+    hold = await reserve(ctx, state, dispatch)
+    if hold is None:
+        return
+    try:
+        await _call(ctx, state, dispatch, hold)
+    finally:
+        if not hold.settled:
+            with anyio.CancelScope(shield=True):
+                await hold.release()
+
+
+async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput], hold: Hold | None) -> None:
     called_at = ctx.stamp(state.timestamp)
     stream = _Stream(ctx, state, dispatch)
     try:
@@ -108,9 +132,14 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         if stream.broken is not None:
             # Not the model's failure: a subscriber of the streamed text raised (an adapter may have wrapped it).
             raise stream.broken from None
+        if hold is not None:  # before the failure ends the turn: nothing waits on a hold once it has
+            await hold.release()
         dispatch(failed_input(ctx, error))
         return
     reply = writable_reply(reply)
+    cost = ctx.price(reply.usage)
+    if hold is not None:  # the pool counts what was spent before the log does: a crash between overcounts
+        await hold.settle(cost)
     stream.complete(reply.text)
     internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
     if internal:
@@ -121,7 +150,7 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
     if isinstance(observation, CompleteReAct):
         verdict = _judged(ctx, state, reply)
         if isinstance(verdict, AnswerRejected):
-            dispatch(replace(verdict, timestamp=ctx.stamp(), called_llm_at=called_at))
+            dispatch(replace(verdict, timestamp=ctx.stamp(), called_llm_at=called_at, cost=cost))
             return
         output = verdict
     call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
@@ -137,6 +166,7 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
         usage=reply.usage,
         items=items,
         output=output,
+        cost=cost,
     )
     dispatch(observed)
 

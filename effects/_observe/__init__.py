@@ -4,6 +4,7 @@ Import the public names from ``effects``.
 """
 
 # For the viewer (not public names):
+from ._attributes import COST_ATTRIBUTE
 from ._attributes import context_messages as context_messages
 from ._conventions import Conventions, span_id_of, trace_id_of
 from ._conversation import ConversationEntry, conversation
@@ -20,6 +21,7 @@ from ._replayed import session_spans
 from ._spans import SpanData, SpanEvent, SpanProjection
 
 __all__ = [
+    "COST_ATTRIBUTE",
     "Conventions",
     "ConversationEntry",
     "Latency",

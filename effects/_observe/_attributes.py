@@ -31,6 +31,10 @@ Start = tuple[str, str, Attributes]
 End = tuple[Attributes, str, int | None]
 """A span's attributes at its end, its error description (empty: none) and a better start time, if known."""
 
+COST_ATTRIBUTE = "agent_core.usage.cost_nanos"
+"""The ``chat`` span attribute holding what the call cost, in nano-units (1e-9 of a currency unit; see
+:func:`agent_core.nanos`); set only for a priced call."""
+
 
 def common(session_id: str, conventions: Conventions, operation: str) -> Attributes:
     """What every span carries: the operation, the conversation (session) and the provider."""
@@ -160,6 +164,8 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
         ):
             if count:  # reported only when the provider broke the totals down
                 attributes[name] = count
+        if inp.cost is not None:  # GenAI's conventions have no cost attribute: ours, in exact nano-units
+            attributes[COST_ATTRIBUTE] = inp.cost
         if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
         return attributes, "", inp.called_llm_at

@@ -13,6 +13,7 @@ import msgspec
 from agent_core import AgentInput, AgentState, phase
 
 from .._store import EventStore, StoredInput
+from ._attributes import COST_ATTRIBUTE
 from ._replayed import fold_steps
 from ._spans import SpanData, SpanProjection
 
@@ -53,6 +54,7 @@ class TurnStats(msgspec.Struct, frozen=True, kw_only=True):
     tool_calls: int = 0
     retries: int = 0
     context_entries: tuple[int, ...] = ()
+    cost: int = 0
 
 
 class SessionStats(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,6 +65,8 @@ class SessionStats(msgspec.Struct, frozen=True, kw_only=True):
     (``max-model-calls``, ``max-tool-calls``, ``max-tokens``, ``timeout``);
     ``stuck`` the turns stopped by stuck detection. ``retries`` are model
     calls retried after a retryable failure, waiting ``backoff_ms`` in all.
+    ``cost`` is what the priced model calls cost, in nano-units (see :func:`agent_core.nanos`),
+    also per turn; a budget pool's refusal counts as ``budget-pool``.
     """
 
     session_id: str
@@ -80,6 +84,7 @@ class SessionStats(msgspec.Struct, frozen=True, kw_only=True):
     budget_exhaustions: dict[str, int]
     stuck: int
     outcomes: dict[str, int]
+    cost: int = 0
 
 
 class PhaseClock:
@@ -136,9 +141,10 @@ def stats_of(session_id: str, records: int, spans: list[SpanData], phase_ms: dic
         tools=_tools(spans),
         retries=len(waits),
         backoff_ms=sum(s.end_ms - s.start_ms for s in waits),
-        budget_exhaustions=_count(r for r in reasons if r.startswith("max-") or r == "timeout"),
+        budget_exhaustions=_count(r for r in reasons if r.startswith("max-") or r in ("timeout", "budget-pool")),
         stuck=reasons.count("stuck"),
         outcomes=outcomes,
+        cost=_cost(chats),
     )
 
 
@@ -156,7 +162,12 @@ def _turn(turn: SpanData, children: list[SpanData]) -> TurnStats:
         tool_calls=sum(1 for s in children if s.attributes.get("gen_ai.operation.name") == "execute_tool"),
         retries=sum(1 for s in children if s.attributes.get("agent_core.wait.reason") == "retry"),
         context_entries=tuple(int(s.attributes.get("agent_core.context.entries", 0)) for s in chats),
+        cost=_cost(chats),
     )
+
+
+def _cost(chats: list[SpanData]) -> int:
+    return sum(int(s.attributes.get(COST_ATTRIBUTE, 0)) for s in chats)
 
 
 def _tools(spans: list[SpanData]) -> tuple[ToolStats, ...]:

@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, effects_at
+from agent_core import AgentInput, AgentState, effects_at, format_nanos
 
-from .._observe import SpanData, SpanProjection, entries_of
+from .._observe import COST_ATTRIBUTE, SpanData, SpanProjection, entries_of
 from .._store import EventStore, Position, StoredInput, fold, load_state, timeline_entry
 
 KEPT_STATES = 1000
@@ -161,7 +161,13 @@ def lane_of(span: SpanData) -> dict[str, Any]:
         "reason": attributes.get("agent_core.turn.outcome_reason", ""),
         "error": span.error,
         "tokens": [attributes.get("gen_ai.usage.input_tokens", 0), attributes.get("gen_ai.usage.output_tokens", 0)],
+        "cost": shown_cost(attributes.get(COST_ATTRIBUTE)),
     }
+
+
+def shown_cost(cost: object) -> str | None:
+    """A cost in currency units, or ``None`` (not priced, no limit)."""
+    return format_nanos(cost) if isinstance(cost, int) else None
 
 
 class Checkpoints:

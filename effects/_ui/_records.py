@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, effects_at, encode_input, llm_context, phase
+from agent_core import AgentInput, AgentState, effects_at, encode_input, format_nanos, llm_context, phase
 
 from .._observe import context_messages, messages_newest_first
 from .._store import EventStore
@@ -31,6 +31,7 @@ def state_view(state: AgentState) -> dict[str, Any]:
         "last_outcome": msgspec.to_builtins(state.last_outcome),
         "input_tokens": state.input_tokens,
         "output_tokens": state.output_tokens,
+        "cost": format_nanos(state.cost),
         "messages": len(state.messages),
         "latest_messages": [{"id": m.id, "role": m.role, "content": m.content} for m in latest],
         "queued": [m.id for m in state.queued],

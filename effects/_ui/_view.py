@@ -15,11 +15,11 @@ from typing import Any
 
 import msgspec
 
-from agent_core import AgentState, phase
+from agent_core import AgentState, format_nanos, phase
 
 from .._store import EventStore, LogDamaged
 from ._bounds import PAGE_BYTES, RECORD_BYTES, RECORDS_PER_PAGE, SUMMARY_BYTES, clip, size
-from ._cursor import Cursor, Cursors, Folded
+from ._cursor import Cursor, Cursors, Folded, shown_cost
 
 
 def session_view(
@@ -162,6 +162,8 @@ def _budgets(state: AgentState) -> dict[str, Any]:
             "tool_calls": config.max_tool_calls,
             "tokens": config.max_tokens,
             "turn_ms": config.max_turn_ms,
+            "cost": shown_cost(config.max_cost),
+            "session_cost": shown_cost(config.max_session_cost),
         },
         "used": None
         if turn is None
@@ -171,5 +173,7 @@ def _budgets(state: AgentState) -> dict[str, Any]:
             "tool_calls": turn.tool_call_count,
             "tokens": turn.tokens,
             "turn_ms": state.timestamp - turn.started_at,
+            "cost": format_nanos(turn.cost),
+            "session_cost": format_nanos(state.cost),
         },
     }

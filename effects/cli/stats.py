@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agent_core import format_nanos
+
 from .._observe import SessionStats, session_stats
 from ._logs import add_db, command, opened, print_json, show_duration, table
 
@@ -59,10 +61,21 @@ def summary(all_stats: list[SessionStats]) -> str:
             str(sum(t.calls for t in s.tools)),
             str(sum(t.failed + t.timed_out for t in s.tools)),
             str(s.retries),
+            format_nanos(s.cost),
         )
         for s in all_stats
     ]
-    headers = ("SESSION", "TURNS", "OUTCOMES", "MODEL CALLS", "TOKENS IN/OUT", "TOOL CALLS", "TOOL FAILURES", "RETRIES")
+    headers = (
+        "SESSION",
+        "TURNS",
+        "OUTCOMES",
+        "MODEL CALLS",
+        "TOKENS IN/OUT",
+        "TOOL CALLS",
+        "TOOL FAILURES",
+        "RETRIES",
+        "COST",
+    )
     return table(headers, rows)
 
 
@@ -75,6 +88,7 @@ def describe(s: SessionStats) -> list[str]:
         f"time by phase: {phases or 'none'}",
         f"model calls: {s.model_calls} ({s.failed_model_calls} failed), tokens {s.input_tokens} in, "
         f"{s.output_tokens} out; latency p50 {s.model_latency.p50_ms} ms, max {s.model_latency.max_ms} ms",
+        f"cost: {format_nanos(s.cost)} (priced model calls, in the pricing's currency)",
         f"retries: {s.retries}, waiting {show_duration(s.backoff_ms)} in backoff",
         f"budget exhaustions: {_counts(s.budget_exhaustions)}; stuck detections: {s.stuck}",
         "",
@@ -94,10 +108,21 @@ def _turns(s: SessionStats) -> list[str]:
             str(t.tool_calls),
             str(t.retries),
             " -> ".join(map(str, t.context_entries)),
+            format_nanos(t.cost),
         )
         for t in s.turns
     ]
-    headers = ("TURN", "OUTCOME", "TOOK", "MODEL CALLS", "TOKENS IN/OUT", "TOOL CALLS", "RETRIES", "CONTEXT ENTRIES")
+    headers = (
+        "TURN",
+        "OUTCOME",
+        "TOOK",
+        "MODEL CALLS",
+        "TOKENS IN/OUT",
+        "TOOL CALLS",
+        "RETRIES",
+        "CONTEXT ENTRIES",
+        "COST",
+    )
     return _indented(table(headers, rows))
 
 

@@ -95,7 +95,8 @@ def configs(draw: st.DrawFn) -> AgentConfig:
             for _ in range(draw(st.integers(0, 2)))
         )
         workflow = Workflow(states=states, initial=draw(st.sampled_from([*names, "nowhere"])), transitions=transitions)
-    base = draw(agent_configs(max_turn_ms=st.none()))
+    # Money settings need a pricing and pools beside the config: test_money.py starts those.
+    base = draw(agent_configs(max_turn_ms=st.none(), max_cost=None, max_session_cost=None, budget_pool=""))
     return AgentConfig(
         **{**{f: getattr(base, f) for f in base.__struct_fields__}, **limits, "rules": rules, "workflow": workflow}
     )

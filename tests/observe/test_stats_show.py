@@ -63,7 +63,7 @@ def test_stats_command_prints_a_line_per_session_and_json(db: str, capsys: pytes
     assert main(["stats", db]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["SESSION", "TURNS", "OUTCOMES"]
-    assert lines[1].split() == [SESSION, "1", "1", "completed", "4", "866/20", "3", "1", "1"]
+    assert lines[1].split() == [SESSION, "1", "1", "completed", "4", "866/20", "3", "1", "1", "0.00"]
     assert main(["stats", db, SESSION, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["retries"] == 1 and data["tools"][0]["name"] == "flaky"

@@ -110,9 +110,10 @@ def test_rejections_are_bounded_and_a_log_replays_to_the_live_state(inputs: list
                 # Still open: within its bounds, with the note as the newest message.
                 count = turn.output_retries if inp.reason == "invalid-output" else turn.empty_answers
                 assert count <= limit and state.messages[-1].id == inp.message_id
-            else:  # its retries spent, or a budget the counted call spent
+            else:  # its retries spent, or a budget the counted call spent (its cost too, or left unpriced)
                 outcome = state.last_outcome
-                assert outcome is not None and outcome.reason in (inp.reason, "max-model-calls", "max-tokens")
+                spent = ("max-model-calls", "max-tokens", "max-cost", "max-session-cost", "unpriced")
+                assert outcome is not None and outcome.reason in (inp.reason, *spent)
         if isinstance(inp, ac.ReActObserved) and isinstance(inp.observation, ac.CompleteReAct):
             assert state.last_outcome is not None and json.loads(state.last_outcome.output) is not None
     encoded = ac.encode_log(inputs)

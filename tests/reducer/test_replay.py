@@ -50,8 +50,9 @@ def test_replay_raises_at_the_first_invalid_input_with_its_index() -> None:
     assert info.value.rejection.code == "call-completed"
     assert str(info.value) == (
         "input 5: tool call 't1' (lookup) is completed; expected a pending or running call "
-        "[call-completed; valid now: answer-rejected, context-window-expanded, history-tool-calls-added, llm-call-failed, "
-        "llm-message-completed, llm-message-started, re-act-cancelled, re-act-observed, timer-fired, "
+        "[call-completed; valid now: answer-rejected, context-window-expanded, history-tool-calls-added, "
+        "llm-call-failed, llm-message-completed, llm-message-started, pool-verdict-received, re-act-cancelled, "
+        "re-act-observed, timer-fired, "
         "user-message-received]"
     )
 

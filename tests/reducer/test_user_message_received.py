@@ -13,6 +13,7 @@ THINKING_INPUTS = (
     "llm-call-failed",
     "llm-message-completed",
     "llm-message-started",
+    "pool-verdict-received",
     "re-act-cancelled",
     "re-act-observed",
     "timer-fired",

@@ -27,14 +27,30 @@ RECENT_TOOL_CALLS = 64
 """Newest tool-call records the digest covers."""
 
 # Every field but the collections (covered by size and newest entries) and the
-# session's fixed settings. Derived from the struct, so a new field is covered.
+# session's fixed settings: those of the state format's first release in their
+# order, then each field added since as a ``[name, value]`` pair when it is not
+# its default (so the digests stores already hold stay the same). Derived from
+# the struct, so a new field is covered.
 _SKIPPED = frozenset({"messages", "message_index", "tool_calls", "tool_call_log", "config", "tools"})
-_FIELDS = AgentState.__struct_fields__
-_FIRST_LATER = _FIELDS.index("audit") + 1
-_HEAD = tuple(name for name in _FIELDS[:_FIRST_LATER] if name not in _SKIPPED)
-# Fields added to the state later are covered by name and only when set, so that adding one leaves
-# the digests stores already hold unchanged for every state that does not use it.
-_LATER = tuple((field.name, field.default) for field in msgspec.structs.fields(AgentState)[_FIRST_LATER:])
+_FIRST = (
+    "started",
+    "session_id",
+    "timestamp",
+    "step",
+    "turn",
+    "turns",
+    "last_outcome",
+    "queued",
+    "called_llm_at",
+    "input_tokens",
+    "output_tokens",
+    "past_calls",
+    "workflow_state",
+    "audit",
+)
+_HEAD = tuple(name for name in AgentState.__struct_fields__ if name in _FIRST)
+_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(AgentState)}
+_LATER = tuple(name for name in AgentState.__struct_fields__ if name not in _SKIPPED and name not in _FIRST)
 
 
 def _sequence(value: object) -> list[object]:
@@ -61,10 +77,10 @@ def turn_digest(state: AgentState) -> bytes:
     messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
     count, calls_count = len(messages), len(log)
     head: list[object] = [getattr(state, name) for name in _HEAD]
-    for name, default in _LATER:
+    for name in _LATER:
         value = getattr(state, name)
-        if value != default:
-            head.append((name, value))
+        if value != _DEFAULTS[name]:
+            head.append([name, value])
     document = (
         head,
         count,

@@ -8,7 +8,7 @@ const EMBED = DATA ? JSON.parse(DATA.textContent) : null;
 const FOLLOW_MS = 500; // how often a followed session asks for new records when it has them all
 const MAX_ROWS = 2000; // records the page holds at once; following drops the oldest beyond them
 const DETAIL_BYTES = 256 * 1024, MAX_DETAIL_BYTES = 4 * 1024 * 1024;
-const BUDGET_REASONS = ["max-model-calls", "max-tool-calls", "max-tokens", "timeout"];
+const BUDGET_REASONS = ["max-model-calls", "max-tool-calls", "max-tokens", "timeout", "max-cost", "max-session-cost", "unpriced", "budget-pool"];
 let view = null; // the session shown (see openView)
 let listing = null; // the session list shown
 let tab = "state";
@@ -301,7 +301,7 @@ function dropLane(mine, key) {
 }
 
 function drawLane(mine, node, lane) {
-  const tokens = lane.tokens && (lane.tokens[0] || lane.tokens[1]) ? ` · ${lane.tokens[0]} in / ${lane.tokens[1]} out` : "";
+  const tokens = (lane.tokens && (lane.tokens[0] || lane.tokens[1]) ? ` · ${lane.tokens[0]} in / ${lane.tokens[1]} out` : "") + (lane.cost ? ` · cost ${lane.cost}` : "");
   node.dataset.outcome = lane.outcome;
   node.dataset.startSeq = lane.start_seq;
   node.title = `${lane.name} (${lane.key}) ${lane.outcome} · records ${lane.start_seq}–${lane.end_seq || "…"} · ${lane.end - lane.start} ms${tokens}${lane.error ? "\n" + lane.error : ""}`;
@@ -366,7 +366,7 @@ function budgets(mine) {
   if (!box) return;
   if (!b || !b.limits) { box.replaceChildren(); box.hidden = true; return; }
   box.hidden = false;
-  const names = { model_calls: "model calls", tool_calls: "tool calls", tokens: "tokens", turn_ms: "turn time (ms)" };
+  const names = { model_calls: "model calls", tool_calls: "tool calls", tokens: "tokens", turn_ms: "turn time (ms)", cost: "cost", session_cost: "session cost" };
   const rows = Object.entries(names).map(([key, label]) => el("tr", {}, el("td", {}, label), el("td", {}, b.used ? b.used[key] : "–"), el("td", {}, b.limits[key] ?? "no limit")));
   box.replaceChildren(el("h2", {}, "Budgets", b.used ? ` (turn ${b.used.turn})` : " (between turns)"),
     el("table", {}, el("tr", {}, el("th", {}, "budget"), el("th", {}, "used"), el("th", {}, "limit")), rows),
