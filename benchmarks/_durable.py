@@ -42,7 +42,7 @@ IN_MEMORY = "none (in memory: the ceiling)"
 
 
 async def _sessions(store: Store | None, sessions: int, turns: int, durability: str) -> None:
-    config = AgentConfig(max_identical_tool_calls=1_000_000)
+    config = AgentConfig(max_identical_tool_calls=1_000_000, stuck_window=0)
 
     async def one(n: int) -> None:
         journal = None if store is None else SessionJournal(store, f"s{n}", durability=durability)  # type: ignore[arg-type]

@@ -166,7 +166,7 @@ def _fold(inputs: list[Any], calls: set[int]) -> float:
 
 
 async def _logged_inputs(rounds: int) -> list[Any]:
-    store, config = MemoryStore(), AgentConfig(max_identical_tool_calls=1_000_000)
+    store, config = MemoryStore(), AgentConfig(max_identical_tool_calls=1_000_000, stuck_window=0)
     async with open_session(store, "floor", instant_model(), tools=[lookup], config=config) as session:
         for turn in range(rounds // ROUNDS_PER_TURN):
             session.send(f"question {turn}")

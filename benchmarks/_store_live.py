@@ -58,7 +58,7 @@ class TimedJournal:
 async def live_session(opener: Callable[[], EventStore], rounds: int) -> TimedJournal:
     """The runner's workload with a journal on ``opener()``; returns the timed journal (closed: final snapshot saved)."""
     timed = TimedJournal(SessionJournal(opener(), "bench"))
-    config = AgentConfig(max_identical_tool_calls=1_000_000)
+    config = AgentConfig(max_identical_tool_calls=1_000_000, stuck_window=0)
     agent = Agent(instant_model(), tools=[lookup], config=config, journal=timed, session_id="bench")
     async with agent.running() as session:
         for turn in range(rounds // ROUNDS_PER_TURN):

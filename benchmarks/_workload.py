@@ -47,7 +47,7 @@ def new_agent(on_call: Callable[[], object] | None = None, *, timeouts: bool = T
     ``ToolLimits(timeout_ms=None)``): what the default timeouts cost a round.
     """
     # Stuck detection would stop the same three calls repeated; budgets stay off.
-    config = AgentConfig(max_identical_tool_calls=1_000_000)
+    config = AgentConfig(max_identical_tool_calls=1_000_000, stuck_window=0)
     if timeouts:
         return Agent(instant_model(on_call), tools=[lookup], config=config)
     tools = Toolbox([lookup], limits=ToolLimits(timeout_ms=None))

@@ -57,7 +57,7 @@ SQLITE_OVER_HAND = 2.5  # with SQLite at the default durability, within 2.5x a l
 MODEL_CALLS_PER_SECOND = 15_000  # 1,000 concurrent in-memory sessions, in total
 COLLECTOR_SHARE = 0.10
 DURABLE_OVER_MEMORY = 0.80  # 1,000 durable sessions reach 80% of the rounds/s of the same with no journal
-CONFIG = AgentConfig(max_identical_tool_calls=1_000_000)
+CONFIG = AgentConfig(max_identical_tool_calls=1_000_000, stuck_window=0)
 
 
 @tool

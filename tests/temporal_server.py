@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -78,7 +79,10 @@ def start_workers(
     """``count`` ``agent-core worker`` processes on ``queue``; returns once each polls the server.
 
     ``agent`` is ``--agent MODULE:NAME`` (importable with ``tests`` on the path),
-    ``None`` for the demo; ``env`` is added to this process's environment.
+    ``None`` for the demo; ``env`` is added to this process's environment. What
+    a worker prints afterwards is read as it comes (a pipe nobody reads fills,
+    and a worker writing to it blocks: its sessions would look stuck); see
+    :func:`printed`.
     """
     tests = str(Path(__file__).resolve().parent)
     environment = {**os.environ, "PYTHONPATH": tests, **(env or {})}
@@ -95,7 +99,27 @@ def start_workers(
         if not line.startswith("agent-core worker: task queue"):
             stop_workers(workers)
             raise RuntimeError(f"a worker did not start: {line}{process.stdout.read()}")
+        _drain(process)
     return workers
+
+
+_PRINTED: dict[int, tuple[list[str], threading.Thread]] = {}
+
+
+def _drain(process: subprocess.Popen[str]) -> None:
+    lines: list[str] = []
+    assert process.stdout is not None
+    reader = threading.Thread(target=lines.extend, args=(process.stdout,), daemon=True)
+    _PRINTED[process.pid] = (lines, reader)
+    reader.start()
+
+
+def printed(process: subprocess.Popen[str]) -> str:
+    """What worker ``process`` printed after it said where it polls (all of it once the process exited)."""
+    lines, reader = _PRINTED[process.pid]
+    if process.poll() is not None:
+        reader.join()
+    return "".join(lines)
 
 
 def stop_workers(workers: list[subprocess.Popen[str]]) -> None:
@@ -103,6 +127,9 @@ def stop_workers(workers: list[subprocess.Popen[str]]) -> None:
     for process in workers:
         process.kill()
         process.wait()
+        drained = _PRINTED.pop(process.pid, None)
+        if drained is not None:
+            drained[1].join()
         if process.stdout is not None:
             process.stdout.close()
 

@@ -38,7 +38,7 @@ from .._model import Model
 from .._store import StoreUnavailable
 from .._tools import Tool, Toolbox
 from ._logs import SessionLogs
-from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Batch, EffectRef, Loaded, SessionArgs, ToolCall
+from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Appended, Batch, EffectRef, Loaded, SessionArgs, ToolCall
 
 HEARTBEAT_SECONDS = 1.0
 """How often a running activity heartbeats (the workflow's ``heartbeat_ms`` is the timeout)."""
@@ -106,8 +106,9 @@ class SessionActivities:
         return Loaded(seq=seq, state=encode_state(state, format="json").decode())
 
     @activity.defn(name=APPEND)
-    async def append(self, batch: Batch) -> int:
-        """Append the workflow's batch after record ``batch.expected``; returns the log's new length."""
+    async def append(self, batch: Batch) -> Appended:
+        """Append the workflow's batch after record ``batch.expected``; returns the log's new length (or what an
+        earlier attempt wrote: see :class:`Appended`)."""
         return await asyncio.to_thread(self.logs.append, batch.session_id, batch.expected, batch.inputs)
 
     @activity.defn(name=CALL_LLM)

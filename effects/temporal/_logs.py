@@ -11,6 +11,7 @@ import threading
 from collections.abc import Sequence
 
 from msgspec import json as msgjson
+from msgspec.structs import replace
 
 from agent_core import (
     AgentConfig,
@@ -24,8 +25,14 @@ from agent_core import (
 
 from .._agent import complete_interrupted
 from .._store import EventStore, SessionJournal, load_state, session_exists
+from ._wire import Appended
 
 _CONFIG = msgjson.Decoder(AgentConfig)
+
+
+def _timeless(inp: AgentInput) -> bytes:
+    """``inp`` as bytes without its timestamp: how a retried workflow task's input is matched with the logged one."""
+    return encode_input(replace(inp, timestamp=0), format="msgpack")
 
 
 class SessionLogs:
@@ -69,41 +76,49 @@ class SessionLogs:
         parsed = _CONFIG.decode(config) if config else default
         return SessionStarted(timestamp=now_ms, session_id=session_id, config=parsed, tools=tuple(tools))
 
-    def append(self, session_id: str, expected: int, inputs: Sequence[str]) -> int:
-        """Append the batch after record ``expected``; returns the new length.
+    def append(self, session_id: str, expected: int, inputs: Sequence[str]) -> Appended:
+        """Append the batch after record ``expected``; returns the length after it.
 
         A retry of a batch that was committed (its answer lost) finds the log
-        already at ``expected + len(inputs)``, holding the batch's inputs, and
-        succeeds without writing. Records of another writer that brought the
-        log to that length are not the batch: that raises ``ValueError``.
+        holding the batch's inputs, or their first ones (the rest are
+        appended), and succeeds without writing them twice. A log holding the
+        batch's inputs with other timestamps (an earlier attempt of the
+        workflow task wrote them, and maybe the batches after) is answered
+        with those records, to adopt (see :class:`Appended`). Records of
+        another writer raise ``ValueError``.
         """
         decoded: list[AgentInput] = [decode_input(i.encode(), format="json") for i in inputs]
         with self._lock:
             journal = self._journal(session_id)
-            if (
-                journal.seq == expected + len(decoded)
-                and expected < journal.seq
-                and self._holds(session_id, expected, decoded)
-            ):
-                return journal.seq
-            if journal.seq != expected:
-                raise ValueError(
-                    f"session {session_id!r}: expected the log to have {expected} records before this batch, "
-                    f"it has {journal.seq}; another writer appended to it (run each session in one place only)"
-                )
-            try:
-                journal.append(decoded)
-            except Exception:
-                # A journal whose commit failed refuses every later batch, even once its batch proves committed
-                # (the answer lost, not the commit): the retry opens the log again and looks.
-                del self._journals[session_id]
-                raise
-            return journal.seq
+            written = self._written(session_id, expected, journal.seq)
+            shared = min(len(written), len(decoded))
+            if written[:shared] != [encode_input(inp, format="msgpack") for inp in decoded[:shared]]:
+                logged = [decode_input(data, format="msgpack") for data in written[:shared]]
+                if list(map(_timeless, logged)) != list(map(_timeless, decoded[:shared])):
+                    raise ValueError(
+                        f"session {session_id!r}: expected the log to have {expected} records before this batch, "
+                        f"it has {journal.seq} and record {expected + 1} on are not this batch; another writer "
+                        "appended to it (run each session in one place only)"
+                    )
+                return Appended(expected, [encode_input(inp, format="json").decode() for inp in logged])
+            if shared < len(decoded):
+                try:
+                    journal.append(decoded[shared:])
+                except Exception:
+                    # A journal whose commit failed refuses every later batch, even once its batch proves committed
+                    # (the answer lost, not the commit): the retry opens the log again and looks.
+                    del self._journals[session_id]
+                    raise
+            return Appended(expected + len(decoded))
 
-    def _holds(self, session_id: str, expected: int, inputs: Sequence[AgentInput]) -> bool:
-        """Whether the records after ``expected`` are ``inputs``, as a journal encodes them (the same bytes)."""
-        stored = [record.data for record in self.store.read(session_id, expected + 1, expected + len(inputs))]
-        return stored == [encode_input(inp, format="msgpack") for inp in inputs]
+    def _written(self, session_id: str, expected: int, length: int) -> list[bytes]:
+        """The records after ``expected`` (as a journal encodes them): none when the log has just ``expected``."""
+        if length < expected:
+            raise ValueError(
+                f"session {session_id!r}: expected the log to have {expected} records before this batch, it has "
+                f"{length}: the log lost records or is another session's (restore it or name the right store)"
+            )
+        return [record.data for record in self.store.read(session_id, expected + 1, length)] if length > expected else []
 
     def state_at(self, session_id: str, seq: int) -> AgentState:
         """The state after record ``seq``: the journal's own when it is there, else loaded from the store."""

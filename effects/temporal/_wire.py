@@ -64,6 +64,23 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Appended:
+    """What an append did: ``seq`` is the log's length after the batch; ``logged`` what an earlier attempt wrote.
+
+    A workflow task that committed batches and then died (its worker killed,
+    or timed out under load) is run again from its start, and builds the same
+    batches again, stamped with its clock's new time: the log holds the first
+    attempt's inputs, the same but for their timestamps. ``logged`` then holds
+    the batch's records as the log has them (JSON each), nothing is written
+    (``seq`` is the length before the batch), and the workflow adopts them
+    (the log is the truth) and appends again.
+    """
+
+    seq: int
+    logged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
 class EffectRef:
     """An effect by reference: the key ``effects_at`` gives it in the state after record ``seq``."""
 

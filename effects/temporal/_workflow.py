@@ -44,8 +44,8 @@ with workflow.unsafe.imports_passed_through():
     )
 
     from ._effects import WorkflowEffects, now_ms
-    from ._pending import Pending, fold, stamped
-    from ._wire import APPEND, OPEN, REJECTED, WORKFLOW, Batch, Loaded, SessionArgs, Submitted
+    from ._pending import Folded, Pending, fold, stamped
+    from ._wire import APPEND, OPEN, REJECTED, WORKFLOW, Appended, Batch, Loaded, SessionArgs, Submitted
 
 _T = TypeVar("_T")
 
@@ -124,15 +124,29 @@ class SessionWorkflow:
         effects.check_refused(batch, effects_at(folded.state))
         if not folded.accepted:
             return
-        data = [encode_input(item.inp, format="json").decode() for item in folded.accepted]
-        batch_args = Batch(workflow.info().workflow_id, self._seq, data)
         # From now on Updates are checked against the batch's state: an outside reader of the log may see it
         # before the append activity's answer reaches this run.
         self._checked = folded.state
-        await _log_call(APPEND, batch_args, int)
+        appended = await self._append(folded)
+        if appended.logged:  # an earlier attempt of this workflow task wrote the batch's first inputs: adopt them
+            for item, logged in zip(folded.accepted, appended.logged, strict=False):
+                item.inp = decode_input(logged.encode(), format="json")
+            folded = fold(self._state, folded.accepted, set())
+            self._checked = folded.state
+            appended = await self._append(folded)
+            if appended.logged:
+                raise ApplicationError(
+                    f"session {workflow.info().workflow_id!r}: the log's records after {self._seq} changed while "
+                    "this run adopted them; another writer appended to it (run each session in one place only)",
+                    non_retryable=True,
+                )
         for n, item in enumerate(folded.accepted, start=self._seq + 1):
             item.seq, item.done = n, True
         self._state, self._seq = folded.state, self._seq + len(folded.accepted)
+
+    async def _append(self, folded: Folded) -> Appended:
+        data = [encode_input(item.inp, format="json").decode() for item in folded.accepted]
+        return await _log_call(APPEND, Batch(workflow.info().workflow_id, self._seq, data), Appended)
 
     @workflow.update(name="submit")
     async def submit(self, data: str) -> Submitted:

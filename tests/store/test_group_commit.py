@@ -130,5 +130,7 @@ async def test_a_round_costs_two_commits(tmp_path: Path) -> None:
     # The answer's text streams too (a blank answer would be an empty one, asked again): its start may share a
     # commit with the input before it or take one of its own, so a round adds two commits, give or take that one.
     assert commits[2] + 1 <= commits[1] <= commits[2] + 3 and commits[2] + 1 <= commits[3] <= commits[2] + 3, commits
-    assert commits[4] <= commits[2] + 3, commits
+    # A round said with a word adds that message's start; each start may share a commit with the input before it
+    # or take one of its own (the answer's start too, in the turn without a round), so only the bounds hold.
+    assert commits[2] + 1 <= commits[4] <= commits[2] + 4, commits
     store.close()

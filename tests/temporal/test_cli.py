@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from temporal_server import start_workers, stop_workers
+from temporal_server import printed, start_workers, stop_workers
 
 from effects import PostgresStore, decide, load_state
 from effects.cli import main
@@ -55,8 +55,8 @@ def test_a_worker_stops_cleanly_on_a_signal(temporal_server, postgres_dsn: str, 
     """The worker shuts down through the SDK (its polls end before the interpreter does) and exits 0, quietly."""
     [worker] = start_workers(1, temporal_server.address, postgres_dsn, f"q-{uuid.uuid4().hex}")
     worker.send_signal(stop)
-    out, _ = worker.communicate(timeout=30)
-    assert (worker.returncode, out) == (0, "")
+    worker.wait(timeout=30)
+    assert (worker.returncode, printed(worker)) == (0, "")
 
 
 def test_a_worker_names_a_namespace_the_server_does_not_have(temporal_server, postgres_dsn: str) -> None:

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from temporal_server import start_workers, stop_workers
+from temporal_server import printed, start_workers, stop_workers
 from temporalio.client import Client
 
-from agent_core import AgentState, ToolSuccess, UserMessageReceived
+from agent_core import AgentState, ToolSuccess, UserMessageReceived, effects_at, phase
 from effects import INTERRUPTED, Agent, PostgresStore, load_state, replay_session
 from effects.temporal import start_session, submit, turn_done
 from effects.testing import ScriptedModel
@@ -65,6 +65,23 @@ async def single_process(n: int) -> list[tuple[str, str]]:
         return conversation(await session.turn_done())
 
 
+async def settled(
+    client: Client, store: PostgresStore, session_id: str, seq: int, processes: list[subprocess.Popen[str]]
+) -> AgentState:
+    """The session's settled state; a session still open after 90 s fails the test with what it waits for."""
+    try:
+        return await asyncio.wait_for(turn_done(store, session_id, seq), timeout=90)
+    except TimeoutError:
+        state = load_state(store, session_id)
+        history = await client.get_workflow_handle(session_id).fetch_history()
+        events = [event.event_type for event in history.events][-15:]
+        output = "".join(printed(p)[-3000:] for p in processes[1:])
+        raise AssertionError(
+            f"{session_id} still open after 90 s: {len(list(store.read(session_id)))} records, effects "
+            f"{sorted(effects_at(state))}, phase {phase(state).name}; last workflow events {events}; workers printed:\n{output}"
+        ) from None
+
+
 async def test_sessions_survive_a_killed_worker(
     temporal_server, postgres_dsn: str, workers: tuple[str, list[subprocess.Popen[str]]], runs: Path
 ) -> None:
@@ -85,9 +102,7 @@ async def test_sessions_survive_a_killed_worker(
     open_turns = sum(load_state(store, s).turn is not None for s in ids)
     assert open_turns > 0, "every session finished before the kill: the scenario tested nothing"
 
-    finals = [
-        await asyncio.wait_for(turn_done(store, s, seq), timeout=90) for s, seq in zip(ids, accepted, strict=True)
-    ]
+    finals = [await settled(client, store, s, seq, processes) for s, seq in zip(ids, accepted, strict=True)]
     done = time.monotonic()
     expected = await asyncio.gather(*(single_process(10 * i) for i in range(SESSIONS)))
     for session_id, seq, final, reference in zip(ids, accepted, finals, expected, strict=True):

@@ -8,7 +8,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._records import Lease
 
@@ -95,3 +95,15 @@ def writer_gone(lease: Lease) -> bool:
     except OSError:  # exists, owned by another user
         return False
     return False
+
+
+LEASE_COLUMNS = "name, owner, holder, acquired_at, expires_at, host, pid"
+"""The columns of a lease row, in the order :func:`lease_of` reads them (the same on every store)."""
+
+
+def lease_of(row: Any) -> Lease:
+    """A :class:`Lease` from a row of :data:`LEASE_COLUMNS`."""
+    name, owner, holder, acquired_at, expires_at, host, pid = row
+    return Lease(
+        session_id=name, owner=owner, holder=holder, acquired_at=acquired_at, expires_at=expires_at, host=host, pid=pid
+    )

@@ -6,25 +6,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._errors import SessionLeased
-from .._lease import LeaseTerms, Writer
+from .._lease import LEASE_COLUMNS, LeaseTerms, Writer, lease_of
 from .._records import Lease
 from ._schema import NOW_MS
 
-COLUMNS = "name, owner, holder, acquired_at, expires_at, host, pid"
-
-
-def lease_of(row: Any) -> Lease:
-    """A :class:`Lease` from a row of :data:`COLUMNS`."""
-    name, owner, holder, acquired_at, expires_at, host, pid = row
-    return Lease(
-        session_id=name,
-        owner=owner,
-        holder=holder,
-        acquired_at=acquired_at,
-        expires_at=expires_at,
-        host=host,
-        pid=pid,
-    )
+COLUMNS = LEASE_COLUMNS
 
 
 def leases_of(db: Any, names: Sequence[str], terms: LeaseTerms) -> tuple[dict[str, Lease], int]:

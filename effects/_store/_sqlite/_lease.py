@@ -7,33 +7,18 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from .._errors import SessionLeased
-from .._lease import LeaseTerms, Writer
+from .._lease import LEASE_COLUMNS, LeaseTerms, Writer, lease_of
 from .._records import Lease
 from ._schema import sqlite_errors
 
-_COLUMNS = "name, owner, holder, acquired_at, expires_at, host, pid"
+_COLUMNS = LEASE_COLUMNS
 
 
 def now_ms(terms: LeaseTerms) -> int:
     """The time leases are judged by: ``terms.clock``, else this machine's wall clock (ms since the epoch)."""
     return terms.clock() if terms.clock is not None else time.time_ns() // 1_000_000
-
-
-def lease_of(row: Any) -> Lease:
-    """A :class:`Lease` from a row of :data:`_COLUMNS`."""
-    name, owner, holder, acquired_at, expires_at, host, pid = row
-    return Lease(
-        session_id=name,
-        owner=owner,
-        holder=holder,
-        acquired_at=acquired_at,
-        expires_at=expires_at,
-        host=host,
-        pid=pid,
-    )
 
 
 def leases_of(db: sqlite3.Connection, names: Iterable[str]) -> dict[str, Lease]:
