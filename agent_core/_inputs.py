@@ -362,8 +362,10 @@ class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted
     """A summarization call finished: ``summary`` replaces, in the context, ``messages[:messages]`` and the tool
     calls ``tool_call_ids`` (the range the state asked for), and what an earlier summary covered.
 
-    ``called_llm_at`` is when the call started, ``usage`` what it consumed. The
-    full history stays in the state; the internal tools still reach it.
+    ``called_llm_at`` is when the call started, ``usage`` what it consumed and
+    ``cost`` what it cost in nano-units (``None``: not priced), counted by the
+    turn's and the session's cost budgets like any model call's. The full
+    history stays in the state; the internal tools still reach it.
     """
 
     called_llm_at: int
@@ -371,6 +373,7 @@ class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted
     messages: int
     tool_call_ids: tuple[str, ...] = ()
     usage: Usage = Usage()
+    cost: int | None = None
 
 
 AgentInput = Union[

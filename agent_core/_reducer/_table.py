@@ -141,7 +141,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
-    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens"), _THINKING),
+    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

@@ -8,12 +8,13 @@ from .._encodable import MAX_COUNT
 from .._inputs import ContextCompacted
 from .._state import AgentState
 from ._common import reject, require_thinking
+from ._spend import check_cost, session_spend, turn_spend
 from ._turns import settle
 
 
 def on_context_compacted(state: AgentState, inp: ContextCompacted) -> AgentState:
     """Keep the summary and what it covers (the range the state asked for), take the covered tool calls out
-    of the turn's context (they stay in the state, loadable by id), count the call's tokens, and ask the
+    of the turn's context (they stay in the state, loadable by id), count the call's tokens and cost, and ask the
     model again (or compact further, or fail ``context-too-long``, as the policy says)."""
     turn = require_thinking(state, inp)
     compaction = state.compaction
@@ -49,6 +50,7 @@ def on_context_compacted(state: AgentState, inp: ContextCompacted) -> AgentState
         )
     if state.input_tokens + usage.input_tokens > MAX_COUNT or state.output_tokens + usage.output_tokens > MAX_COUNT:
         reject(state, inp, "usage-overflow", "token-counts-in-range", f"usage {usage} would overflow the counters")
+    check_cost(state, inp)
     covered = frozenset(inp.tool_call_ids)
     compaction = replace(
         compaction,
@@ -62,8 +64,11 @@ def on_context_compacted(state: AgentState, inp: ContextCompacted) -> AgentState
         summary_input_tokens=compaction.summary_input_tokens + usage.input_tokens,
         summary_output_tokens=compaction.summary_output_tokens + usage.output_tokens,
     )
+    cost, unpriced = turn_spend(state, turn, inp.cost)
     turn = replace(
         turn,
+        cost=cost,
+        unpriced=unpriced,
         tool_call_ids=tuple(call_id for call_id in turn.tool_call_ids if call_id not in covered),
         context_rev=turn.context_rev + 1,
         tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
@@ -78,5 +83,6 @@ def on_context_compacted(state: AgentState, inp: ContextCompacted) -> AgentState
             compaction=compaction,
             input_tokens=state.input_tokens + usage.input_tokens,
             output_tokens=state.output_tokens + usage.output_tokens,
+            cost=session_spend(state, inp.cost),
         )
     )

@@ -7,14 +7,14 @@ from msgspec.structs import replace
 from .._encodable import MAX_COUNT
 from .._inputs import PoolVerdictReceived
 from .._state import AgentState
-from ._common import reject, require_not_summarizing, require_thinking
+from ._common import reject, require_thinking
 from ._turns import end_turn
 
 
 def on_pool_verdict_received(state: AgentState, inp: PoolVerdictReceived) -> AgentState:
-    """A grant lets the model call go on (nothing else changes); a refusal fails the turn, reason ``budget-pool``."""
+    """A grant lets the model call (the answer's or a summarization's) go on (nothing else changes); a refusal
+    fails the turn, reason ``budget-pool``, and gives up the summarization it asked for, if any."""
     require_thinking(state, inp)
-    require_not_summarizing(state, inp)  # a summarization reserves nothing from a pool
     pool = state.config.budget_pool
     if not pool or inp.pool != pool:
         expected = f"a verdict of the session's pool {pool!r}" if pool else "none: the session has no budget_pool"
@@ -28,4 +28,7 @@ def on_pool_verdict_received(state: AgentState, inp: PoolVerdictReceived) -> Age
     state = replace(state, timestamp=inp.timestamp, step=state.step + 1)
     if inp.granted:
         return state
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:
+        state = replace(state, compaction=replace(compaction, request=None))
     return end_turn(state, "failed", "budget-pool", inp.detail or f"budget pool {pool!r} is spent")

@@ -263,6 +263,7 @@ def _compacted(draw: st.DrawFn, state: AgentState) -> AgentInput:
         messages=request.messages,
         tool_call_ids=request.tool_call_ids,
         usage=draw(_USAGES),
+        cost=draw(_COSTS),
     )
 
 

@@ -265,6 +265,7 @@ def context_compacted(
         messages=field(messages, st.integers(0, 8)),
         tool_call_ids=st.lists(ids(), max_size=3).map(tuple),
         usage=usages(),
+        cost=st.none() | st.integers(0, 50_000_000),
     )
 
 

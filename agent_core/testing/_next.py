@@ -69,6 +69,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     summarizing = state.compaction is not None and state.compaction.request is not None
     if current is Phase.THINKING and summarizing:
         kinds.update(("llm-call-failed", "context-compacted"))
+        if state.config.budget_pool:
+            kinds.add("pool-verdict-received")
     elif current is Phase.THINKING:
         kinds.add("llm-call-failed")
         if turn.streaming_message_id:

@@ -104,19 +104,17 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
     a refusal ends the turn, so the model is not asked. The hold is settled at
     the call's cost before the reply enters the log, or released if the call
     fails or is cancelled. A summarization of the context (``task`` ``summarize``,
-    see ``summarize``) is neither reserved from a pool nor priced.
+    see ``summarize``) is reserved, settled and priced the same way.
     """
-    if eff.task == "summarize":
-        await summarize(ctx, state, dispatch)
-        return
+    run = summarize if eff.task == "summarize" else _call
     if not state.config.budget_pool:
-        await _call(ctx, state, dispatch, None)
+        await run(ctx, state, dispatch, None)
         return
     hold = await reserve(ctx, state, dispatch)
     if hold is None:
         return
     try:
-        await _call(ctx, state, dispatch, hold)
+        await run(ctx, state, dispatch, hold)
     finally:
         if not hold.settled:
             with anyio.CancelScope(shield=True):

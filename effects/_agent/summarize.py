@@ -2,8 +2,9 @@
 
 The request is ``summary_context(state)`` (the policy's prompt, the summary so
 far and the range the state asked to cover); the reply's text becomes the
-summary of a ``context-compacted`` input, with the call's usage. Nothing
-streams to subscribers. A failure becomes ``llm-call-failed`` (the reducer
+summary of a ``context-compacted`` input, with the call's usage and cost
+(priced, and settled in the session's budget pool, like the answer's model
+call: see ``call_llm``). Nothing streams to subscribers. A failure becomes ``llm-call-failed`` (the reducer
 retries it like a model call); an empty reply is a retryable failure.
 """
 
@@ -14,14 +15,16 @@ from agent_core import AgentInput, AgentState, ContextCompacted, LlmCallFailed, 
 from .._machine import Dispatch
 from ._ask import ask_model, failed_input
 from ._context import EffectContext
+from ._hold import Hold
 
 
 def _ignore(_: str) -> None:
     return None
 
 
-async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
-    """Ask the model for the summary ``state`` asks for and dispatch it (or the failure)."""
+async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput], hold: Hold | None) -> None:
+    """Ask the model for the summary ``state`` asks for and dispatch it (or the failure); ``hold`` is the
+    call's reservation in the session's budget pool, settled at the call's cost (or released if it failed)."""
     compaction = state.compaction
     request = compaction.request if compaction is not None else None
     if request is None:
@@ -30,8 +33,13 @@ async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[Ag
     try:
         reply = await ask_model(ctx, summary_context(state), _ignore)
     except Exception as error:
+        if hold is not None:
+            await hold.release()
         dispatch(failed_input(ctx, error))
         return
+    cost = ctx.price(reply.usage)
+    if hold is not None:  # the call was paid for, whether its reply is a summary or not
+        await hold.settle(cost)
     summary = replace_surrogates(reply.text).strip()
     if not summary:
         text = "the summarization call answered with no text; expected the summary of the context"
@@ -45,5 +53,6 @@ async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[Ag
             messages=request.messages,
             tool_call_ids=request.tool_call_ids,
             usage=reply.usage,
+            cost=cost,
         )
     )

@@ -3,6 +3,9 @@ to the state the session ended in, and the contexts the model saw stay within th
 
 from __future__ import annotations
 
+from decimal import Decimal
+from pathlib import Path
+
 import pytest
 
 from agent_core import (
@@ -12,17 +15,20 @@ from agent_core import (
     ContextCompacted,
     ContextToolResult,
     LlmContext,
+    PoolVerdictReceived,
+    ReActObserved,
     ToolSuccess,
     Usage,
     context_tokens,
+    nanos,
     replay,
     state_hash,
     tag_of,
 )
-from effects import MemoryStore, ModelError, ModelReply, open_session, session_spans, tool
-from effects.testing import ScriptedModel, call_tools, fail, load_tool_call_results, say
+from effects import Agent, BudgetPools, MemoryStore, ModelError, ModelReply, open_session, session_spans, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, load_tool_call_results, say
 
-from ._helpers import Recorder, make_agent
+from ._helpers import START, Recorder, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -237,4 +243,104 @@ async def test_a_rejected_answer_counts_as_a_model_call_for_the_trigger() -> Non
     assert kinds.index("answer-rejected") < kinds.index("context-compacted") < kinds.index("re-act-observed")
     assert tasks == ["answer", "summarize", "answer"]
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+def cents(model: str, usage: Usage) -> Decimal:
+    """A price list: a cent per 1,000 input tokens, 4 cents per 1,000 output tokens."""
+    return (Decimal(usage.input_tokens) + 4 * Decimal(usage.output_tokens)) / 100_000
+
+
+SUMMARY_USAGE = Usage(input_tokens=400, output_tokens=50_000)  # 0.004 + 2 = 2.004
+
+
+def priced_researcher(pages: int) -> ScriptedModel:
+    """``researcher``, with a summarization that reports ``SUMMARY_USAGE`` (the answers report estimates)."""
+    inner = researcher(pages)
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say("The user wants the report's pages; they hold lorem ipsum.", usage=SUMMARY_USAGE)
+        return inner(context)
+
+    return ScriptedModel(step)
+
+
+async def test_a_summarization_is_priced_and_its_cost_is_the_session_spend() -> None:
+    agent, _, _ = make_agent(priced_researcher(8), [fetch], compaction=POLICY, max_session_cost=nanos("100"))
+    agent.pricing = cents
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    compacted = [inp for inp in recorder.inputs if isinstance(inp, ContextCompacted)]
+    assert compacted and all(c.cost == nanos("2.004") for c in compacted)
+    answers = [inp.cost or 0 for inp in recorder.inputs if isinstance(inp, ReActObserved)]
+    assert state.cost == sum(answers) + len(compacted) * nanos("2.004")
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)  # no pricing at replay: the cost is logged
+
+
+async def test_a_summarization_that_spends_the_turn_budget_stops_the_turn() -> None:
+    agent, model, _ = make_agent(priced_researcher(8), [fetch], compaction=POLICY, max_cost=nanos("1"))
+    agent.pricing = cents
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "max-cost")
+    compacted = [inp for inp in recorder.inputs if isinstance(inp, ContextCompacted)]
+    assert len(compacted) == 1 and recorder.inputs[-1] is compacted[0]  # no model call after the summary
+    assert outcome.detail.startswith("the turn's model calls cost 2.00")
+    assert model.calls[-1].task == "summarize"
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+def pooled(pools: BudgetPools) -> Agent:
+    return Agent(
+        priced_researcher(8),
+        tools=[fetch],
+        config=AgentConfig(compaction=POLICY, budget_pool=POOL, max_turn_ms=None),
+        clock=ManualClock(START),
+        ids=SequentialIds(),
+        session_id="s1",
+        pricing=cents,
+        pools=pools,
+    )
+
+
+POOL = "team"
+
+
+async def test_a_summarization_reserves_from_the_budget_pool_and_settles_its_cost(tmp_path: Path) -> None:
+    pools = BudgetPools.sqlite(tmp_path / "pools.db", per_call=nanos("0.01"))
+    pools.set_cap(POOL, nanos("100"))
+    async with pooled(pools).running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    verdicts = [i for i in recorder.inputs if isinstance(i, PoolVerdictReceived)]
+    calls = [i for i in recorder.inputs if isinstance(i, (ReActObserved, ContextCompacted))]
+    assert len(verdicts) == len(calls) and any(isinstance(c, ContextCompacted) for c in calls)
+    totals = pools.totals(POOL, START)
+    assert (totals.spent, totals.held) == (state.cost, 0)  # the pool counted the summaries' cost too
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+async def test_a_pool_that_refuses_the_summarization_ends_the_turn_and_gives_it_up(tmp_path: Path) -> None:
+    pools = BudgetPools.sqlite(tmp_path / "pools.db", per_call=nanos("0.01"))
+    pools.set_cap(POOL, nanos("0.012"))  # enough for the two answers before the first summarization, not for it
+    async with pooled(pools).running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "budget-pool")
+    refused = recorder.inputs[-1]
+    assert isinstance(refused, PoolVerdictReceived) and not refused.granted
+    asked = replay(recorder.inputs[:-1]).compaction
+    assert asked is not None and asked.request is not None  # the refused reservation was the summarization's
+    assert state.compaction is not None and state.compaction.request is None
     assert state_hash(replay(recorder.inputs)) == state_hash(state)
