@@ -17,7 +17,7 @@ from ._compaction._policy import (
     register_compaction_strategy,
 )
 from ._compaction._state import ContextCompaction, SummaryRequest
-from ._compaction._summary import summary_context
+from ._compaction._summary import summary_context, summary_problem
 from ._compaction._tokens import context_tokens
 from ._config import (
     DEFAULT_MAX_TURN_MS,
@@ -266,6 +266,7 @@ __all__ = [
     "state_digest",
     "state_hash",
     "summary_context",
+    "summary_problem",
     "tag_of",
     "tool_call_id_of",
     "transition",

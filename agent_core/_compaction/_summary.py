@@ -1,10 +1,14 @@
-"""``summary_context``: the request of a summarization call, derived from the state like any model call's."""
+"""``summary_context``: the request of a summarization call, derived from the state like any model call's; and
+``summary_problem``: what makes a summary unfit to stand for the context (checked where it enters and by the
+reducer)."""
 
 from __future__ import annotations
 
 from .._context import SUMMARY_HEADER, ContextMessage, LlmContext, cleared_result
 from .._inputs import ToolSuccess
 from .._state import AgentState
+from ._policy import CompactionPolicy
+from ._tokens import text_tokens
 
 _TOOL_CALL = "tool call {id} {name}({parameters}) -> {outcome}"
 
@@ -32,6 +36,21 @@ def summary_context(state: AgentState) -> LlmContext:
         tools_enabled=False,
         task="summarize",
     )
+
+
+def summary_problem(policy: CompactionPolicy, summary: str) -> str | None:
+    """What is wrong with ``summary`` as the result of a summarization under ``policy``: empty, or longer than
+    ``summary_max_tokens`` by :func:`context_tokens`' estimate (a longer one could fill the window it was asked
+    to free); ``None`` when it fits."""
+    if not summary.strip():
+        return "expected a non-empty summary, got an empty one"
+    tokens = text_tokens(summary)
+    if tokens > policy.summary_max_tokens:
+        return (
+            f"the summary is about {tokens} tokens ({len(summary)} characters); expected at most the policy's "
+            f"summary_max_tokens ({policy.summary_max_tokens})"
+        )
+    return None
 
 
 def _user(text: str) -> ContextMessage:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._compaction._summary import summary_problem
 from .._encodable import MAX_COUNT
 from .._inputs import ContextCompacted
 from .._state import AgentState
@@ -36,8 +37,14 @@ def on_context_compacted(state: AgentState, inp: ContextCompacted) -> AgentState
             f"the summary covers messages[:{inp.messages}] and tool calls {list(inp.tool_call_ids)}; expected "
             f"the range asked for: messages[:{request.messages}] and tool calls {list(request.tool_call_ids)}",
         )
-    if not inp.summary.strip():
-        reject(state, inp, "empty-summary", "summary-present", "expected a non-empty summary, got an empty one")
+    policy = state.config.compaction
+    assert policy is not None  # a summarization is asked for only under a policy
+    problem = summary_problem(policy, inp.summary)
+    if problem is not None:
+        code, rule = (
+            ("empty-summary", "summary-present") if not inp.summary.strip() else ("summary-too-long", "summary-fits")
+        )
+        reject(state, inp, code, rule, f"{problem}; a summarization that gives none is an llm-call-failed")
     usage = inp.usage
     if inp.called_llm_at > inp.timestamp or min(usage.input_tokens, usage.output_tokens) < 0:
         reject(

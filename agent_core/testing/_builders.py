@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from .._compaction._tokens import CHARS_PER_TOKEN
 from .._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
@@ -255,7 +256,9 @@ def _compacted(draw: st.DrawFn, state: AgentState) -> AgentInput:
     assert compaction is not None and compaction.request is not None
     request = compaction.request
     at = later(draw, state)
-    summary = "summary " + draw(_TEXTS)
+    policy = state.config.compaction
+    assert policy is not None
+    summary = ("summary " + draw(_TEXTS))[: policy.summary_max_tokens * CHARS_PER_TOKEN]  # what summary_problem allows
     return ContextCompacted(
         timestamp=at,
         called_llm_at=state.timestamp,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from agent_core import (
@@ -14,6 +15,8 @@ from agent_core import (
     CompactionPolicy,
     ContextCompacted,
     ContextToolResult,
+    InvalidInput,
+    LlmCallFailed,
     LlmContext,
     PoolVerdictReceived,
     ReActObserved,
@@ -24,6 +27,7 @@ from agent_core import (
     replay,
     state_hash,
     tag_of,
+    transition,
 )
 from effects import Agent, BudgetPools, MemoryStore, ModelError, ModelReply, open_session, session_spans, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, load_tool_call_results, say
@@ -344,3 +348,52 @@ async def test_a_pool_that_refuses_the_summarization_ends_the_turn_and_gives_it_
     assert asked is not None and asked.request is not None  # the refused reservation was the summarization's
     assert state.compaction is not None and state.compaction.request is None
     assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+async def test_a_summary_longer_than_the_policy_allows_is_refused_retried_then_given_up() -> None:
+    policy = CompactionPolicy(
+        context_window_tokens=900, trigger_percent=30, keep_recent_percent=10, summary_max_tokens=50
+    )
+    too_long = "word " * 41  # 204 characters once stripped: about 51 tokens by the estimate, over the 50 allowed
+    calls = [0]
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say(too_long)
+        calls[0] += 1
+        return call_tools(("fetch", {"page": calls[0]})) if calls[0] < 3 else say("done")
+
+    agent, model, _ = make_agent(step, [fetch], compaction=policy, retry_base_ms=0, llm_max_attempts=2)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read.")
+        state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"  # uncompacted: it still fits
+    failures = [inp for inp in recorder.inputs if isinstance(inp, LlmCallFailed)]
+    assert [f.error for f in failures] == [
+        "the summarization call's answer cannot stand for the context: the summary is about 51 tokens "
+        "(204 characters); expected at most the policy's summary_max_tokens (50)"
+    ] * 2
+    assert not any(isinstance(inp, ContextCompacted) for inp in recorder.inputs)
+    assert sum(c.task == "summarize" for c in model.calls) == 2
+    assert state.compaction is not None and state.compaction.gave_up_turn == 1 and state.compaction.summaries == 0
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
+
+
+async def test_the_reducer_refuses_a_logged_summary_longer_than_the_policy_allows() -> None:
+    model = ScriptedModel(researcher(8))
+    agent, _, _ = make_agent(model, [fetch], compaction=POLICY)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        await session.turn_done()
+    at = next(n for n, inp in enumerate(recorder.inputs) if isinstance(inp, ContextCompacted))
+    compacted = recorder.inputs[at]
+    assert isinstance(compacted, ContextCompacted)
+    before = replay(recorder.inputs[:at])
+    longest = "x" * (POLICY.summary_max_tokens * 4)
+    transition(before, msgspec.structs.replace(compacted, summary=longest))  # at the bound: accepted
+    with pytest.raises(InvalidInput) as refused:
+        transition(before, msgspec.structs.replace(compacted, summary=longest + "x"))
+    assert refused.value.rejection.code == "summary-too-long"
+    assert "the summary is about 61 tokens (241 characters)" in str(refused.value)
