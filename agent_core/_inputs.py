@@ -226,12 +226,18 @@ class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
     context; under a compaction policy the context is compacted once, else the
     turn fails with reason ``context-too-long``. While a summarization is asked
     for, the failure is the summarization's.
+
+    ``cost``: what the call cost in nano-units when it answered and its answer
+    was refused after it was paid for (a summary that cannot stand for the
+    context, a reply whose provider items are unusable); added to the turn's
+    and the session's spend. ``None``: nothing was priced.
     """
 
     error: str
     retryable: bool = False
     retry_after_ms: int | None = None
     context_too_long: bool = False
+    cost: int | None = None
 
 
 class ToolCallStarted(_Input, frozen=True, kw_only=True, tag="tool-call-started"):

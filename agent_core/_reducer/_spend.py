@@ -4,13 +4,13 @@ cost budgets read (``_turns.settle``). Shared by every input that ends a model c
 from __future__ import annotations
 
 from .._encodable import MAX_COUNT
-from .._inputs import AnswerRejected, ContextCompacted, ReActObserved
+from .._inputs import AnswerRejected, ContextCompacted, LlmCallFailed, ReActObserved
 from .._state import AgentState, Turn
 from ._common import reject
 from ._turns import counts_cost
 
 
-def check_cost(state: AgentState, inp: ReActObserved | AnswerRejected | ContextCompacted) -> None:
+def check_cost(state: AgentState, inp: ReActObserved | AnswerRejected | ContextCompacted | LlmCallFailed) -> None:
     """A call's cost, when priced, is 0 or more and keeps the session's cost in range."""
     cost = inp.cost
     if cost is None:

@@ -126,7 +126,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(LlmMessageStarted, on_llm_message_started, ("messages", "message_index", "turn"), _THINKING),
     _row(LlmMessageCompleted, on_llm_message_completed, ("messages", "turn"), _THINKING),
     _row(ReActObserved, on_re_act_observed, _OBSERVED, _THINKING),
-    _row(LlmCallFailed, on_llm_call_failed, _ENDS_TURN, _THINKING),
+    _row(LlmCallFailed, on_llm_call_failed, (*_ENDS_TURN, "cost"), _THINKING),
     _row(ToolCallStarted, on_tool_call_started, ("tool_calls",), (Phase.ACTING,)),
     _row(ToolCallCompleted, on_tool_call_completed, (*_ENDS_TURN, "workflow_state", "audit"), (Phase.ACTING,)),
     _row(ToolCallApproved, on_tool_call_approved, ("tool_calls", "turn"), _DECIDING),

@@ -9,6 +9,7 @@ from .._inputs import LlmCallFailed
 from .._state import AgentState
 from ._backoff import backoff_ms
 from ._common import reject, require_thinking
+from ._spend import check_cost, session_spend, turn_spend
 from ._too_long import compaction_failed, context_refused
 from ._turns import close_streaming, end_turn
 
@@ -16,7 +17,8 @@ from ._turns import close_streaming, end_turn
 def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     """A retryable failure with attempts left schedules a retry through a ``wait-until`` timer:
     ``retry_base_ms * 2**(failures-1)`` capped at ``retry_max_ms``, or the server's
-    ``retry_after_ms`` when that is longer. Otherwise the turn fails with ``llm-error``."""
+    ``retry_after_ms`` when that is longer. Otherwise the turn fails with ``llm-error``. A ``cost`` (a call
+    that answered, paid for, whose answer was refused) is added to the turn's and the session's spend."""
     turn = require_thinking(state, inp)
     wait = inp.retry_after_ms
     if wait is not None and not 0 <= wait <= MAX_DURATION_MS:
@@ -29,7 +31,14 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
         )
     config = state.config
     failures = turn.attempt + 1
-    state = replace(state, timestamp=inp.timestamp, step=state.step + 1)
+    if inp.cost is None:
+        state = replace(state, timestamp=inp.timestamp, step=state.step + 1)
+    else:  # the call answered and was paid for: its cost counts like any model call's
+        check_cost(state, inp)
+        cost, unpriced = turn_spend(state, turn, inp.cost)
+        turn = replace(turn, cost=cost, unpriced=unpriced)
+        spent = session_spend(state, inp.cost)
+        state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn, cost=spent)
     compaction = state.compaction
     if compaction is not None and compaction.request is not None:
         summary_failures = compaction.request.attempt + 1

@@ -131,6 +131,7 @@ def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
         error=draw(_TEXTS),
         retryable=draw(_RETRYABLE),
         retry_after_ms=draw(_RETRY_AFTER),
+        cost=draw(_COSTS),
     )
 
 

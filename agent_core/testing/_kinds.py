@@ -127,6 +127,7 @@ def llm_call_failed(*, timestamp: Ts = None, retryable: bool | None = None) -> S
         error=texts(),
         retryable=field(retryable, st.booleans()),
         retry_after_ms=st.none() | st.integers(0, 60_000),
+        cost=st.none() | st.integers(0, 50_000_000),
     )
 
 

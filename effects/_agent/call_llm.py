@@ -154,8 +154,8 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
     call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
     try:
         items = logged_items(reply, call_ids, stream.message_id)
-    except ModelError as error:
-        dispatch(failed_input(ctx, error))
+    except ModelError as error:  # after the call was paid for: its cost is logged with the failure
+        dispatch(replace(failed_input(ctx, error), cost=cost))
         return
     observed = ReActObserved(
         timestamp=ctx.stamp(),

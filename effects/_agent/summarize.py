@@ -54,7 +54,7 @@ async def summarize(ctx: EffectContext, state: AgentState, dispatch: Dispatch[Ag
     problem = summary_problem(policy, summary)
     if problem is not None:  # refused here, visibly: the reducer retries it like a model call, then gives it up
         text = f"the summarization call's answer cannot stand for the context: {problem}"
-        dispatch(LlmCallFailed(timestamp=ctx.stamp(), error=text, retryable=True))
+        dispatch(LlmCallFailed(timestamp=ctx.stamp(), error=text, retryable=True, cost=cost))
         return
     dispatch(
         ContextCompacted(

@@ -364,6 +364,7 @@ async def test_a_summary_longer_than_the_policy_allows_is_refused_retried_then_g
         return call_tools(("fetch", {"page": calls[0]})) if calls[0] < 3 else say("done")
 
     agent, model, _ = make_agent(step, [fetch], compaction=policy, retry_base_ms=0, llm_max_attempts=2)
+    agent.pricing = cents
     async with agent.running() as session:
         recorder = Recorder(session)
         session.send("Read.")
@@ -375,6 +376,9 @@ async def test_a_summary_longer_than_the_policy_allows_is_refused_retried_then_g
         "(204 characters); expected at most the policy's summary_max_tokens (50)"
     ] * 2
     assert not any(isinstance(inp, ContextCompacted) for inp in recorder.inputs)
+    paid = [f.cost or 0 for f in failures]  # the refused summaries were paid for: the spend counts them
+    answers = [inp.cost or 0 for inp in recorder.inputs if isinstance(inp, ReActObserved)]
+    assert min(paid) > 0 and state.cost == sum(paid) + sum(answers)
     assert sum(c.task == "summarize" for c in model.calls) == 2
     assert state.compaction is not None and state.compaction.gave_up_turn == 1 and state.compaction.summaries == 0
     assert state_hash(replay(recorder.inputs)) == state_hash(state)
