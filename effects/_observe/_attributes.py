@@ -8,6 +8,7 @@ from typing import Any
 from agent_core import (
     AgentInput,
     AgentState,
+    ContextCompacted,
     ContextMessage,
     ContextToolCalls,
     ContinueReAct,
@@ -16,6 +17,7 @@ from agent_core import (
     ReActObserved,
     ToolCallCompleted,
     ToolSuccess,
+    Usage,
     llm_context,
     summary_context,
     tag_of,
@@ -150,29 +152,39 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
                 "agent_core.llm.retryable": inp.retryable,
             }
         )
+        if inp.cost is not None:  # the call answered and was paid for; its answer was refused
+            attributes[COST_ATTRIBUTE] = inp.cost
         return attributes, inp.error, None
     if isinstance(inp, ReActObserved):
         calls = isinstance(inp.observation, ContinueReAct)
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls" if calls else "stop",)
-        usage = inp.usage
-        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
-        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
-        for name, count in (
-            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
-            ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
-            ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
-        ):
-            if count:  # reported only when the provider broke the totals down
-                attributes[name] = count
-        if inp.cost is not None:  # GenAI's conventions have no cost attribute: ours, in exact nano-units
-            attributes[COST_ATTRIBUTE] = inp.cost
+        _spent(attributes, inp.usage, inp.cost)
         if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
+        return attributes, "", inp.called_llm_at
+    if isinstance(inp, ContextCompacted):  # a summarization: what it consumed and cost, like an answer's call
+        attributes["gen_ai.response.finish_reasons"] = ("stop",)
+        _spent(attributes, inp.usage, inp.cost)
         return attributes, "", inp.called_llm_at
     if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls)
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls",)
         attributes["agent_core.internal_tool"] = tag_of(inp)
     return attributes, "", None
+
+
+def _spent(attributes: Attributes, usage: Usage, cost: int | None) -> None:
+    """A finished model call's usage (GenAI's attributes) and cost (ours) into ``attributes``."""
+    attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+    attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+    for name, count in (
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+    ):
+        if count:  # reported only when the provider broke the totals down
+            attributes[name] = count
+    if cost is not None:  # GenAI's conventions have no cost attribute: ours, in exact nano-units
+        attributes[COST_ATTRIBUTE] = cost
 
 
 def input_event(seq: int, inp: AgentInput) -> Attributes:

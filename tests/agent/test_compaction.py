@@ -29,7 +29,19 @@ from agent_core import (
     tag_of,
     transition,
 )
-from effects import Agent, BudgetPools, MemoryStore, ModelError, ModelReply, open_session, session_spans, tool
+from effects import (
+    COST_ATTRIBUTE,
+    Agent,
+    BudgetPools,
+    MemoryStore,
+    ModelError,
+    ModelReply,
+    SessionJournal,
+    open_session,
+    session_spans,
+    session_stats,
+    tool,
+)
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, load_tool_call_results, say
 
 from ._helpers import START, Recorder, make_agent
@@ -401,3 +413,19 @@ async def test_the_reducer_refuses_a_logged_summary_longer_than_the_policy_allow
         transition(before, msgspec.structs.replace(compacted, summary=longest + "x"))
     assert refused.value.rejection.code == "summary-too-long"
     assert "the summary is about 61 tokens (241 characters)" in str(refused.value)
+
+
+async def test_a_summarization_span_carries_its_usage_and_cost_and_stats_count_them() -> None:
+    agent, _, _ = make_agent(priced_researcher(8), [fetch], compaction=POLICY, max_session_cost=nanos("100"))
+    agent.pricing = cents
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        state = await session.turn_done()
+    store = MemoryStore()
+    SessionJournal(store, "s").append(recorder.inputs)
+    chats = [span.attributes for span in session_spans(store, "s") if span.name == "chat"]
+    summaries = [a for a in chats if a.get("agent_core.compaction.task") == "summarize"]
+    assert summaries and all(a[COST_ATTRIBUTE] == nanos("2.004") for a in summaries)
+    assert all(a["gen_ai.usage.output_tokens"] == SUMMARY_USAGE.output_tokens for a in summaries)
+    assert session_stats(store, "s").cost == state.cost  # the summaries' cost is in the stats
