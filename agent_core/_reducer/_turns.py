@@ -114,7 +114,8 @@ def close_streaming(messages: Vector[Message], index: Map[str, int] | Table[str,
 
 
 def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "", *, output: str = "") -> AgentState:
-    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends.
+    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends, a
+    summarization under way is given up (the next turn decides again).
 
     Messages queued under the ``queue`` policy then open the next turn.
     ``state`` already carries the input's timestamp and step.
@@ -123,8 +124,12 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
     assert turn is not None
     dangling = turn.open_call_ids + turn.awaiting_ids
     why = f"the turn was {kind} ({detail or reason})" if dangling else ""
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:  # a summarization under way is given up
+        compaction = replace(compaction, request=None)
     state = replace(
         state,
+        compaction=compaction,
         tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
         messages=close_streaming(state.messages, state.message_index, turn),
         turn=None,
@@ -191,7 +196,7 @@ def settle(state: AgentState) -> AgentState:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
     if config.max_tokens is not None and turn.tokens >= config.max_tokens:
         return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    costed = _settle_cost(state, turn, config)
+    costed = settle_cost(state, turn, config)
     return compacted(state) if costed is state else costed
 
 
@@ -200,7 +205,7 @@ def counts_cost(config: AgentConfig) -> bool:
     return config.max_cost is not None or config.max_session_cost is not None or bool(config.budget_pool)
 
 
-def _settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
+def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
     """The money budgets, at the moment a next model call would be derived.
 
     A call that could not be priced ends the turn: the budgets could no longer

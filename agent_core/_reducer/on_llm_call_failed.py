@@ -6,12 +6,12 @@ from msgspec.structs import replace
 
 from .._encodable import MAX_DURATION_MS
 from .._inputs import LlmCallFailed
-from .._state import AgentState
+from .._state import AgentState, Turn
 from ._backoff import backoff_ms
 from ._common import reject, require_thinking
 from ._spend import check_cost, session_spend, turn_spend
 from ._too_long import compaction_failed, context_refused
-from ._turns import close_streaming, end_turn
+from ._turns import close_streaming, end_turn, settle_cost
 
 
 def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
@@ -39,6 +39,9 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
         turn = replace(turn, cost=cost, unpriced=unpriced)
         spent = session_spend(state, inp.cost)
         state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn, cost=spent)
+        over = None if turn.final_answer else _over_budget(state, turn)
+        if over is not None:  # no retry once the cost budgets are spent, as before any model call
+            return over
     compaction = state.compaction
     if compaction is not None and compaction.request is not None:
         summary_failures = compaction.request.attempt + 1
@@ -54,6 +57,18 @@ def on_llm_call_failed(state: AgentState, inp: LlmCallFailed) -> AgentState:
     messages = close_streaming(state.messages, state.message_index, turn)
     turn = replace(turn, attempt=failures, retry_at=inp.timestamp + delay, streaming_message_id="")
     return replace(state, turn=turn, messages=messages)
+
+
+def _over_budget(state: AgentState, turn: Turn) -> AgentState | None:
+    """The turn ended (or asked for its final answer) if the paid failure spent a cost budget, giving up a
+    summarization under way; ``None`` while the budgets hold."""
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:
+        quiet = replace(state, compaction=replace(compaction, request=None))
+        costed = settle_cost(quiet, turn, state.config)
+        return None if costed is quiet else costed
+    costed = settle_cost(state, turn, state.config)
+    return None if costed is state else costed
 
 
 def retry_delay(state: AgentState, inp: LlmCallFailed, failures: int) -> int:

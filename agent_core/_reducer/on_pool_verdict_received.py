@@ -13,7 +13,7 @@ from ._turns import end_turn
 
 def on_pool_verdict_received(state: AgentState, inp: PoolVerdictReceived) -> AgentState:
     """A grant lets the model call (the answer's or a summarization's) go on (nothing else changes); a refusal
-    fails the turn, reason ``budget-pool``, and gives up the summarization it asked for, if any."""
+    fails the turn, reason ``budget-pool`` (which gives up a summarization under way)."""
     require_thinking(state, inp)
     pool = state.config.budget_pool
     if not pool or inp.pool != pool:
@@ -28,7 +28,4 @@ def on_pool_verdict_received(state: AgentState, inp: PoolVerdictReceived) -> Age
     state = replace(state, timestamp=inp.timestamp, step=state.step + 1)
     if inp.granted:
         return state
-    compaction = state.compaction
-    if compaction is not None and compaction.request is not None:
-        state = replace(state, compaction=replace(compaction, request=None))
     return end_turn(state, "failed", "budget-pool", inp.detail or f"budget pool {pool!r} is spent")

@@ -19,10 +19,13 @@ from agent_core import (
     LlmCallFailed,
     LlmContext,
     PoolVerdictReceived,
+    ReActCancelled,
     ReActObserved,
     ToolSuccess,
     Usage,
+    UserMessageReceived,
     context_tokens,
+    effects_at,
     nanos,
     replay,
     state_hash,
@@ -429,3 +432,48 @@ async def test_a_summarization_span_carries_its_usage_and_cost_and_stats_count_t
     assert summaries and all(a[COST_ATTRIBUTE] == nanos("2.004") for a in summaries)
     assert all(a["gen_ai.usage.output_tokens"] == SUMMARY_USAGE.output_tokens for a in summaries)
     assert session_stats(store, "s").cost == state.cost  # the summaries' cost is in the stats
+
+
+async def test_a_turn_that_ends_while_a_summarization_is_under_way_gives_it_up() -> None:
+    agent, _, _ = make_agent(researcher(8), [fetch], compaction=POLICY)
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read the report, page by page.")
+        await session.turn_done()
+    at = next(n for n, inp in enumerate(recorder.inputs) if isinstance(inp, ContextCompacted))
+    asked = replay(recorder.inputs[:at])
+    assert asked.compaction is not None and asked.compaction.request is not None
+    stamp = recorder.inputs[at].timestamp
+    cancelled = transition(asked, ReActCancelled(timestamp=stamp, reason="stop"))
+    assert cancelled.compaction is not None and cancelled.compaction.request is None
+    # The next turn decides afresh: its first model call is an answer, not the old turn's summarization.
+    after = transition(cancelled, UserMessageReceived(timestamp=stamp, message_id="m-next", content="Hello"))
+    assert [key for key in effects_at(after) if "summary" in key] == []
+
+
+async def test_a_refused_summary_that_spends_the_budget_is_not_asked_again() -> None:
+    policy = CompactionPolicy(
+        context_window_tokens=900, trigger_percent=30, keep_recent_percent=10, summary_max_tokens=50
+    )
+    calls = [0]
+
+    def step(context: LlmContext) -> ModelReply:
+        if context.task == "summarize":
+            return say("word " * 41)  # too long: refused, but paid for
+        calls[0] += 1
+        return call_tools(("fetch", {"page": calls[0]})) if calls[0] < 3 else say("done")
+
+    agent, model, _ = make_agent(
+        step, [fetch], compaction=policy, retry_base_ms=0, llm_max_attempts=3, max_cost=nanos("0.004")
+    )
+    agent.pricing = cents
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("Read.")
+        state = await session.turn_done()
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "max-cost")
+    assert sum(isinstance(inp, LlmCallFailed) for inp in recorder.inputs) == 1
+    assert sum(c.task == "summarize" for c in model.calls) == 1
+    assert state.compaction is not None and state.compaction.request is None
+    assert state_hash(replay(recorder.inputs)) == state_hash(state)
