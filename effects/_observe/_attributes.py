@@ -8,6 +8,7 @@ from typing import Any
 from agent_core import (
     AgentInput,
     AgentState,
+    AnswerRejected,
     ContextCompacted,
     ContextMessage,
     ContextToolCalls,
@@ -162,8 +163,10 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
         if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
         return attributes, "", inp.called_llm_at
-    if isinstance(inp, ContextCompacted):  # a summarization: what it consumed and cost, like an answer's call
+    if isinstance(inp, ContextCompacted | AnswerRejected):  # a summarization, a refused answer: paid calls too
         attributes["gen_ai.response.finish_reasons"] = ("stop",)
+        if isinstance(inp, AnswerRejected):
+            attributes["agent_core.answer.rejected"] = inp.reason
         _spent(attributes, inp.usage, inp.cost)
         return attributes, "", inp.called_llm_at
     if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls)
