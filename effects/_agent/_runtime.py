@@ -27,6 +27,7 @@ from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
 from .._money import BudgetPools, Pricing, model_name, priced
+from .._store import EventStore
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
@@ -42,7 +43,8 @@ class AgentRuntime:
 
     ``floor`` gives the timestamp of the newest input applied (the machine's
     ``current().timestamp``): new timestamps never go below it nor below any
-    stamped before, even if the wall clock is set back. Every input and streamed
+    stamped before, even if the wall clock is set back. ``store`` is where the session's
+    log is kept, and so where the child sessions its tool calls start are kept. Every input and streamed
     text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first.
     """
 
@@ -58,7 +60,9 @@ class AgentRuntime:
         output: OutputValidator | None = None,
         pricing: Pricing | None = None,
         pools: BudgetPools | None = None,
+        store: EventStore | None = None,
     ) -> None:
+        self._store = store
         self._pools = pools
         self.redactor = Redactor(secrets)
         self._output = output
@@ -92,6 +96,11 @@ class AgentRuntime:
     def model_timeout_ms(self) -> int | None:
         """How long a model call may take on the session's clock (``None``: unbounded)."""
         return self._model_timeout_ms
+
+    @property
+    def store(self) -> EventStore | None:
+        """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
+        return self._store
 
     def stamp(self, at_least: int = 0) -> int:
         """The timestamp for a new input: the clock's time, never earlier than any input the session has."""

@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 
 import msgspec
+from pydantic import BaseModel
 
 from agent_core import (
     AgentConfig,
@@ -23,6 +24,7 @@ from agent_core import (
     AgentState,
     Effect,
     InvalidInput,
+    Lineage,
     SessionStarted,
     check,
     effects_at,
@@ -34,8 +36,11 @@ from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
+from .._store import EventStore, SessionJournal
 from .._tools import Tool, Toolbox
+from ._agent_tool import AgentTool
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
+from ._durable import durable_journal
 from ._ids import IdSource, RandomIds
 from ._output import OutputType, output_validator
 from ._redact import Redactor
@@ -113,6 +118,7 @@ class Agent:
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
         self.config = config if config is not None else AgentConfig()
+        self.output_type = output_type
         self.output = output_validator(output_type) if output_type is not None else None
         if self.output is not None:
             self.config = _with_output_schema(self.config, self.output.schema)
@@ -166,6 +172,7 @@ class Agent:
             output=self.output,
             pricing=self.pricing,
             pools=self.pools,
+            store=self.journal.store if isinstance(self.journal, SessionJournal) else None,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -201,6 +208,80 @@ class Agent:
                 yield session
         finally:
             session.stopped = True
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        input_type: type[BaseModel] | None = None,
+        timeout_ms: int | None = None,
+    ) -> AgentTool:
+        """This agent as a tool another agent's model can call: each call runs a *child session* of it.
+
+        The model sends ``{"task": "..."}`` (with ``input_type``, a pydantic model,
+        an object of that model instead); the child gets it as its user message
+        (the object as JSON), runs one turn, and the call's result is its last
+        answer, or its structured output as JSON when this agent has an
+        ``output_type``. A turn that fails or is cancelled is a failure result
+        the calling model reads.
+
+        The child session is kept in the calling session's store (in memory when
+        the caller has none) under the id ``<calling session id>:<tool call id>``;
+        its ``session-started`` records its lineage (``config.lineage``: the calling
+        session, its tool call, the root session). It is a normal session:
+        ``replay --verify``, ``show`` and ``inspect`` work on it alone. A calling
+        session resumed after a crash reopens the same child and resumes it from its log.
+        Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
+        bounds one call (else the calling toolbox's default, two minutes).
+
+        Raises ``ValueError`` for a tool of this agent that needs approval: a child
+        session's approvals cannot reach the calling session yet.
+        """
+        gated = [t.name for t in self.toolbox if t.definition.requires_approval]
+        if gated:
+            raise ValueError(
+                f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
+                "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
+            )
+        return AgentTool(
+            self._open_child, name=name, description=description, input_type=input_type, timeout_ms=timeout_ms
+        )
+
+    def _open_child(
+        self, store: EventStore | None, session_id: str, lineage: Lineage
+    ) -> AbstractAsyncContextManager[Session]:
+        """The child session ``session_id`` of this agent: in ``store`` (new, or resumed from its log), or in memory."""
+        return self._child_in(store, session_id, msgspec.structs.replace(self.config, lineage=lineage))
+
+    @asynccontextmanager
+    async def _child_in(self, store: EventStore | None, session_id: str, config: AgentConfig) -> AsyncIterator[Session]:
+        if store is None:
+            async with self._child(session_id, config, None).running() as session:
+                yield session
+            return
+        journal = durable_journal(store, session_id, self.clock)
+        async with journal as opened, self._child(session_id, config, opened).running() as session:
+            yield session
+
+    def _child(self, session_id: str, config: AgentConfig, journal: SessionJournal | None) -> Agent:
+        resumed = journal is not None and journal.seq > 0
+        return Agent(
+            self.model,
+            tools=self.toolbox,
+            config=None if resumed else config,
+            clock=self.clock,
+            ids=self.ids,
+            session_id=session_id,
+            journal=journal,
+            initial=journal.state if journal is not None and resumed else None,
+            model_timeout_ms=self.model_timeout_ms,
+            max_backlog=self.max_backlog,
+            secrets=self.secrets,
+            output_type=self.output_type,
+            pricing=self.pricing,
+            pools=self.pools,
+        )
 
 
 def _with_output_schema(config: AgentConfig, schema: str) -> AgentConfig:
