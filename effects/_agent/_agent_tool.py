@@ -79,14 +79,14 @@ class AgentTool(Tool[..., str]):
         try:
             validated = self.signature.model.model_validate_json(arguments or "{}")
         except ValidationError as error:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '$'}: {e['msg']}" for e in error.errors())
             return ToolFailure(
-                error=f"agent tool {self.name!r} (tool call {tool_call_id!r}): invalid arguments: {error}",
+                error=f"agent tool {self.name!r} (tool call {tool_call_id!r}): invalid arguments: {problems}; "
+                f"expected an object of the schema {self.definition.parameters}",
                 code="invalid-arguments",
             )
-        if self._input_type is None:
-            task: str = validated.task  # type: ignore[attr-defined]
-        else:
-            task = getattr(validated, self.signature.field_names[0]).model_dump_json()
+        # With an input type, the validated arguments are an object of it; else the model of the ``task`` parameter.
+        task: str = validated.model_dump_json() if self._input_type is not None else validated.task  # type: ignore[attr-defined]
         caller = calling_session()
         if caller is None:
             return ToolFailure(

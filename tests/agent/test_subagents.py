@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from agent_core import AgentConfig, Lineage, LlmContext, ToolFailure
-from effects import Agent, ModelReply, SqliteStore, load_state, open_session, replay_session, tool
+from agent_core import AgentConfig, Lineage, LlmContext, ToolFailure, ToolSuccess
+from effects import Agent, ModelReply, SqliteStore, conversation, load_state, open_session, replay_session, tool
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, say
 
-from ._team import TOPICS, planner, researcher, results
+from ._team import TOPICS, planner, question, researcher, results
 
 pytestmark = pytest.mark.anyio
 
@@ -53,6 +54,8 @@ async def test_a_planner_asks_two_researchers_in_parallel_each_in_its_own_log(tm
         assert [child_state.messages[i].content for i in range(2)] == [topic, f"{topic}: {topic} facts"]
         report = replay_session(store, child_id)  # a normal session: its log replays and verifies alone
         assert report.state == child_state
+        first = conversation(store, child_id)[0]  # what `agent-core show` prints first
+        assert first.text.endswith(f"child of session plan (tool call ask-{topic}), root plan")
     assert load_state(store, "plan").config.lineage is None
 
 
@@ -129,6 +132,39 @@ async def test_a_child_answers_with_its_structured_output() -> None:
 class Finding(BaseModel):
     topic: str
     count: int
+
+
+class Request(BaseModel):
+    """What to look up."""
+
+    topic: str
+    depth: int = 1
+
+
+async def test_a_child_with_an_input_type_gets_the_object_as_json() -> None:
+    def echo(context: LlmContext) -> ModelReply:
+        return say(f"asked {question(context)}")
+
+    child = Agent(ScriptedModel(echo), clock=ManualClock())
+    research = child.as_tool("research", "Research.", input_type=Request)
+    assert json.loads(research.definition.parameters)["required"] == ["topic"]
+    script = [
+        call_tools(("research", {"topic": "cats", "depth": 2}, "r1"), ("research", {"depth": 2}, "r2")),
+        say("done"),
+    ]
+    parent = Agent(ScriptedModel(script), tools=[research], clock=ManualClock())
+    async with parent.running() as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.tool_calls["r1"].result == ToolSuccess(content='asked {"topic":"cats","depth":2}')
+    refused = state.tool_calls["r2"].result
+    assert isinstance(refused, ToolFailure) and refused.code == "invalid-arguments"
+    assert refused.error == (
+        "agent tool 'research' (tool call 'r2'): invalid arguments: topic: Field required; expected an object of "
+        'the schema {"description":"What to look up.","properties":{"topic":{"type":"string"},'
+        '"depth":{"default":1,"type":"integer"}},"required":["topic"],"type":"object"}'
+    )
 
 
 def test_a_child_tool_name_clashing_with_a_parent_tool_is_refused_naming_both() -> None:
