@@ -235,8 +235,9 @@ class Agent:
         Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
         bounds one call (else the calling toolbox's default, two minutes).
 
-        Raises ``ValueError`` for a tool of this agent that needs approval: a child
-        session's approvals cannot reach the calling session yet.
+        Raises ``ValueError`` for a tool of this agent that needs approval (a child
+        session's approvals cannot reach the calling session yet), and for a
+        configuration its sessions would refuse at ``session-started``.
         """
         gated = [t.name for t in self.toolbox if t.definition.requires_approval]
         if gated:
@@ -244,6 +245,19 @@ class Agent:
                 f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
                 "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
             )
+        self._refuse_config(self.config)
+        probe = SessionStarted(
+            timestamp=0,
+            session_id=f"{name}:check",
+            config=msgspec.structs.replace(
+                self.config,
+                lineage=Lineage(parent_session_id="caller", parent_tool_call_id="call", root_session_id="caller"),
+            ),
+            tools=self.toolbox.definitions(),
+        )
+        refused = check(initial_state(), probe)
+        if refused is not None:  # said where the agent is made into a tool, not when a model first calls it
+            raise ValueError(f"agent tool {name!r}: its agent's configuration is refused: {refused.message}")
         return AgentTool(
             self._open_child, name=name, description=description, input_type=input_type, timeout_ms=timeout_ms
         )

@@ -194,3 +194,12 @@ def test_an_agent_whose_tools_need_approval_is_refused_as_a_tool() -> None:
         "agent tool 'buyer': its agent's tools 'pay' need approval, which cannot reach the calling session yet; "
         "expected tools without requires_approval in an agent used as a tool"
     )
+
+
+def test_an_agent_whose_sessions_would_refuse_its_config_is_refused_as_a_tool() -> None:
+    agent = Agent(ScriptedModel([say("x")]), config=AgentConfig(llm_max_attempts=0))
+    with pytest.raises(ValueError) as refused:
+        agent.as_tool("researcher", "Researches.")
+    assert str(refused.value) == (
+        "agent tool 'researcher': its agent's configuration is refused: expected llm_max_attempts of 1 or more, got 0"
+    )
