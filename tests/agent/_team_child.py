@@ -1,8 +1,9 @@
 """A process that runs (or resumes) the planner of ``_team.py`` on a SQLite file, and may kill itself.
 
-Run by ``test_subagents_crash.py``: ``python _team_child.py DB RUNS_FILE [PLAN]``. PLAN ``model:N``
-dies with SIGKILL once both researcher children are inside their Nth model call (so every input
-before it is durable in their logs). Without a plan it finishes the planner's turn and exits 0.
+Run by ``test_subagents_crash.py``: ``python _team_child.py STORE RUNS_FILE SESSION [PLAN]``: STORE a SQLite
+file or a PostgreSQL URL, SESSION the planner's session id. PLAN ``model:N`` dies with SIGKILL once both
+researcher children are inside their Nth model call (so every input before it is durable in their logs).
+Without a plan it finishes the planner's turn and exits 0.
 The researchers' ``lookup`` (not idempotent) writes its topic to RUNS_FILE each time it runs.
 """
 
@@ -20,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _team import TOPICS, planner, researcher, results
 
 from agent_core import LlmContext
-from effects import Agent, ModelReply, SqliteStore, TextSink, open_session, tool
+from effects import Agent, ModelReply, TextSink, open_session, open_store, tool
 from effects.testing import ScriptedModel
 
 
@@ -39,7 +40,7 @@ class Dying:
         return await self._inner.complete(context, on_text)
 
 
-def main(db: str, runs_file: str, plan: str) -> None:
+def main(target: str, runs_file: str, session_id: str, plan: str) -> None:
     runs = os.open(runs_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
 
     @tool
@@ -52,9 +53,9 @@ def main(db: str, runs_file: str, plan: str) -> None:
     child = Agent(Dying(at), tools=[lookup])
 
     async def run() -> None:
-        store = SqliteStore(db)
+        store = open_store(target)
         research = child.as_tool("research", "Research a topic.")
-        async with open_session(store, "plan", ScriptedModel(planner), tools=[research]) as session:
+        async with open_session(store, session_id, ScriptedModel(planner), tools=[research]) as session:
             if len(session.state.messages) == 0:
                 session.send("tell me about pets")
             await session.turn_done()
@@ -63,4 +64,4 @@ def main(db: str, runs_file: str, plan: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "")
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "")
