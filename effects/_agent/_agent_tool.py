@@ -11,7 +11,7 @@ child's turn fails or is cancelled.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -25,8 +25,12 @@ from .._tools import Tool
 from ._caller import calling_session
 from ._session_handle import Session
 
-OpenChild = Callable[[EventStore | None, str, Lineage], AbstractAsyncContextManager[Session]]
-"""Opens (or resumes) the child session ``session_id`` with ``lineage``, in a store or (``None``) in memory."""
+OpenChild = Callable[[EventStore | None, str, Lineage, Callable[[], bool]], AbstractAsyncContextManager[Session]]
+"""Opens (or resumes) the child session ``session_id`` with ``lineage``, in a store or (``None``) in memory;
+the last argument tells whether the call that runs it is still open."""
+
+CancelChild = Callable[[EventStore, str], Awaitable[None]]
+"""Ends the open turn of the stored child session ``session_id`` as cancelled, in its log."""
 
 
 def child_session_id(parent_session_id: str, tool_call_id: str) -> str:
@@ -50,6 +54,7 @@ class AgentTool(Tool[..., str]):
     def __init__(
         self,
         open_child: OpenChild,
+        cancel_child: CancelChild,
         *,
         name: str,
         description: str,
@@ -67,6 +72,7 @@ class AgentTool(Tool[..., str]):
         # Idempotent: running the call again (after a crash) reopens the same child session and goes on with it.
         super().__init__(fn, name=name, description=description, idempotent=True, timeout_ms=timeout_ms)
         self._open_child = open_child
+        self._cancel_child = cancel_child
         self._input_type = input_type
 
     def __repr__(self) -> str:
@@ -100,8 +106,16 @@ class AgentTool(Tool[..., str]):
             parent_tool_call_id=tool_call_id,
             root_session_id=caller.root_session_id,
         )
-        async with self._open_child(caller.store, child_id, lineage) as session:
-            return await self._answer(session, task, child_id)
+        try:
+            async with self._open_child(caller.store, child_id, lineage, caller.open) as session:
+                return await self._answer(session, task, child_id)
+        except BaseException:  # a cancellation, under trio inside an exception group
+            # The calling turn was cancelled (not this process stopping, which leaves the call open to resume):
+            # the child's turn ends too, in its log, its dangling calls closed; its own children see it the same way.
+            if caller.store is not None and not caller.open():
+                with anyio.CancelScope(shield=True):
+                    await self._cancel_child(caller.store, child_id)
+            raise
 
     async def _answer(self, session: Session, task: str, child_id: str) -> ToolResult:
         """Send ``task`` unless the child's log already has it (a resumed child), wait for the turn, read it."""

@@ -6,7 +6,7 @@ every task the tool starts): a tool reads it with :func:`calling_session`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -16,12 +16,14 @@ from .._store import EventStore
 
 @dataclass(frozen=True)
 class Caller:
-    """The calling session's id, the id of the root of its tree, and the store its log is kept in (``None``:
-    a session without a store)."""
+    """The calling session's id, the id of the root of its tree, the store its log is kept in (``None``:
+    a session without a store), and whether the call is still wanted: ``open()`` is false once the calling
+    session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own."""
 
     session_id: str
     root_session_id: str
     store: EventStore | None
+    open: Callable[[], bool]
 
 
 _CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)

@@ -50,6 +50,10 @@ class EffectContext(Protocol):
         """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
         ...
 
+    def call_open(self, tool_call_id: str) -> bool:
+        """Whether the session's call ``tool_call_id`` is still to run (pending or running) in its current state."""
+        ...
+
     def stamp(self, at_least: int = 0) -> int:
         """A timestamp for a new input: the clock's time, never earlier than any input the session has."""
         ...

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 
+import anyio
 import msgspec
 from pydantic import BaseModel
 
@@ -25,6 +26,7 @@ from agent_core import (
     Effect,
     InvalidInput,
     Lineage,
+    ReActCancelled,
     SessionStarted,
     check,
     effects_at,
@@ -128,6 +130,7 @@ class Agent:
         self.journal = journal
         self.initial = initial
         self.max_backlog = max_backlog
+        self._wanted: Callable[[], bool] | None = None  # a child session's: whether the call running it is open
 
     def _refuse_config(self, config: AgentConfig) -> None:
         """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
@@ -173,6 +176,8 @@ class Agent:
             pricing=self.pricing,
             pools=self.pools,
             store=self.journal.store if isinstance(self.journal, SessionJournal) else None,
+            current=lambda: machine.current(),
+            wanted=self._wanted,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -259,28 +264,47 @@ class Agent:
         if refused is not None:  # said where the agent is made into a tool, not when a model first calls it
             raise ValueError(f"agent tool {name!r}: its agent's configuration is refused: {refused.message}")
         return AgentTool(
-            self._open_child, name=name, description=description, input_type=input_type, timeout_ms=timeout_ms
+            self._open_child,
+            self._cancel_child,
+            name=name,
+            description=description,
+            input_type=input_type,
+            timeout_ms=timeout_ms,
         )
 
     def _open_child(
-        self, store: EventStore | None, session_id: str, lineage: Lineage
+        self, store: EventStore | None, session_id: str, lineage: Lineage, wanted: Callable[[], bool]
     ) -> AbstractAsyncContextManager[Session]:
         """The child session ``session_id`` of this agent: in ``store`` (new, or resumed from its log), or in memory."""
-        return self._child_in(store, session_id, msgspec.structs.replace(self.config, lineage=lineage))
+        return self._child_in(store, session_id, msgspec.structs.replace(self.config, lineage=lineage), wanted)
 
     @asynccontextmanager
-    async def _child_in(self, store: EventStore | None, session_id: str, config: AgentConfig) -> AsyncIterator[Session]:
+    async def _child_in(
+        self, store: EventStore | None, session_id: str, config: AgentConfig, wanted: Callable[[], bool]
+    ) -> AsyncIterator[Session]:
         if store is None:
-            async with self._child(session_id, config, None).running() as session:
+            async with self._child(session_id, config, None, wanted).running() as session:
                 yield session
             return
         journal = durable_journal(store, session_id, self.clock)
-        async with journal as opened, self._child(session_id, config, opened).running() as session:
+        async with journal as opened, self._child(session_id, config, opened, wanted).running() as session:
             yield session
 
-    def _child(self, session_id: str, config: AgentConfig, journal: SessionJournal | None) -> Agent:
+    async def _cancel_child(self, store: EventStore, session_id: str) -> None:
+        """End the open turn of the stored child ``session_id`` as cancelled: its log only, nothing runs."""
+        async with durable_journal(store, session_id, self.clock) as journal:
+            state = journal.state
+            cancel = ReActCancelled(
+                timestamp=max(self.clock.now_ms(), state.timestamp), reason="the calling turn was cancelled"
+            )
+            if check(state, cancel) is None:  # a turn is open (a child whose turn had ended is left as it is)
+                await anyio.to_thread.run_sync(journal.append, [cancel])
+
+    def _child(
+        self, session_id: str, config: AgentConfig, journal: SessionJournal | None, wanted: Callable[[], bool]
+    ) -> Agent:
         resumed = journal is not None and journal.seq > 0
-        return Agent(
+        child = Agent(
             self.model,
             tools=self.toolbox,
             config=None if resumed else config,
@@ -296,6 +320,8 @@ class Agent:
             pricing=self.pricing,
             pools=self.pools,
         )
+        child._wanted = wanted
+        return child
 
 
 def _with_output_schema(config: AgentConfig, schema: str) -> AgentConfig:

@@ -50,7 +50,8 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     resumption = _resumption(record)
     following = resumption is not None and bool(resumption.task_id)
     lineage = state.config.lineage
-    caller = Caller(state.session_id, lineage.root_session_id if lineage else state.session_id, ctx.store)
+    root = lineage.root_session_id if lineage else state.session_id
+    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id))
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),

@@ -203,3 +203,57 @@ def test_an_agent_whose_sessions_would_refuse_its_config_is_refused_as_a_tool() 
     assert str(refused.value) == (
         "agent tool 'researcher': its agent's configuration is refused: expected llm_max_attempts of 1 or more, got 0"
     )
+
+
+async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_path: Path) -> None:
+    entered = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up (slowly)."""
+        entered.set()
+        await anyio.sleep_forever()
+        return topic  # pragma: no cover
+
+    leaf, clock = team(lookup)
+
+    def middle(context: LlmContext) -> ModelReply:
+        return call_tools(("deeper", {"task": question(context)}, "deep-1"))
+
+    mid = Agent(ScriptedModel(middle), tools=[leaf.as_tool("deeper", "Ask the leaf.")], clock=clock)
+    store = SqliteStore(tmp_path / "tree.db")
+    script = [call_tools(("research", {"task": "cats"}, "ask-cats"))]
+    async with open_session(
+        store, "top", ScriptedModel(script), tools=[mid.as_tool("research", "R.")], clock=clock
+    ) as s:
+        s.send("go")
+        with anyio.fail_after(10):
+            await entered.wait()  # the grandchild's tool runs
+            s.cancel("enough")
+            state = await s.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    for child in ("top:ask-cats", "top:ask-cats:deep-1"):
+        child_state = load_state(store, child)
+        outcome = child_state.last_outcome
+        assert child_state.turn is None and outcome is not None, child
+        assert (outcome.kind, outcome.detail) == ("cancelled", "the calling turn was cancelled"), child
+
+
+async def test_a_session_that_stops_leaves_its_children_open_to_resume(tmp_path: Path) -> None:
+    entered = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up (slowly)."""
+        entered.set()
+        await anyio.sleep_forever()
+        return topic  # pragma: no cover
+
+    child, clock = team(lookup)
+    store = SqliteStore(tmp_path / "team.db")
+    research = child.as_tool("research", "Research.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[research], clock=clock) as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            await entered.wait()
+    assert load_state(store, "plan:ask-cats").turn is not None  # the block ended; the child's turn waits to resume
