@@ -14,6 +14,7 @@ from ._config import (
     DEFAULT_STUCK_WINDOW,
     MAX_STUCK_WINDOW,
     AgentConfig,
+    Lineage,
     ToolDefinition,
     ToolRetry,
 )
@@ -162,6 +163,7 @@ __all__ = [
     "InputKind",
     "InvalidInput",
     "InvariantViolation",
+    "Lineage",
     "LlmCallFailed",
     "LlmContext",
     "LlmMessageCompleted",
