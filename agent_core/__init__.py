@@ -25,6 +25,7 @@ from ._config import (
     DEFAULT_STUCK_WINDOW,
     MAX_STUCK_WINDOW,
     AgentConfig,
+    Lineage,
     ToolDefinition,
     ToolRetry,
 )
@@ -185,6 +186,7 @@ __all__ = [
     "InputKind",
     "InvalidInput",
     "InvariantViolation",
+    "Lineage",
     "LlmCallFailed",
     "LlmContext",
     "LlmMessageCompleted",

@@ -26,6 +26,16 @@ UserMessagePolicy = Literal["merge", "queue", "interrupt"]
 EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
 
 
+class Lineage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Where a child session sits in a tree of agents: the session whose tool call started it
+    (``parent_session_id``, ``parent_tool_call_id``) and the session at the top of the tree
+    (``root_session_id``; the parent's own id for a child of a top-level session)."""
+
+    parent_session_id: str
+    parent_tool_call_id: str
+    root_session_id: str
+
+
 class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How an agent behaves; fixed for a session by its ``session-started`` input.
 
@@ -61,6 +71,10 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``"acme:2026-11-27"``): each model call reserves from it before it starts
     (see ``effects.BudgetPool``).
 
+    ``lineage`` is set on a child session, one a tool call of another session
+    started (see ``effects.Agent.as_tool``); ``None`` for a session of its own.
+    It is part of the config so that a log that has none encodes as before.
+
     ``compaction`` (optional) says when the context is compacted and how
     (:class:`CompactionPolicy`); without it the message window alone bounds the context.
     """
@@ -86,6 +100,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     max_cost: int | None = None
     max_session_cost: int | None = None
     budget_pool: str = ""
+    lineage: Lineage | None = None
     compaction: CompactionPolicy | None = None
 
 

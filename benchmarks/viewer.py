@@ -174,7 +174,7 @@ def measure_size(directory: Path, inputs: int, records: int, browse: bool, parts
         state_only = child(path, directory / "unused", "state")
         row.update(html_s=html["seconds"], html_bytes=html["bytes"], html_rss_mb=html["rss_mb"])
         row["state_rss_mb"] = state_only["rss_mb"]
-    print(json.dumps(row), flush=True)
+    print(f"measured the session of {row['inputs']:,} inputs", file=sys.stderr, flush=True)  # progress, not the report
     return row
 
 

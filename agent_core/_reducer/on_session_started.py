@@ -52,6 +52,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
     if problems:
         reject(state, inp, "bad-config", "config-in-range", "; ".join(problems))
     check_workflow(state, inp)
+    _check_lineage(state, inp)
     workflow = inp.config.workflow
     return replace(
         state,
@@ -64,6 +65,32 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
         timestamp=inp.timestamp,
         step=state.step + 1,
     )
+
+
+def _check_lineage(state: AgentState, inp: SessionStarted) -> None:
+    """A child session names its parent session, the parent's tool call and the root, none of them itself."""
+    lineage = inp.config.lineage
+    if lineage is None:
+        return
+    empty = [name for name in lineage.__struct_fields__ if not getattr(lineage, name)]
+    if empty:
+        reject(
+            state,
+            inp,
+            "bad-lineage",
+            "lineage-complete",
+            f"a child session's lineage names its parent session, the parent's tool call and the root session; "
+            f"got empty {', '.join(empty)}",
+        )
+    if inp.session_id in (lineage.parent_session_id, lineage.root_session_id):
+        reject(
+            state,
+            inp,
+            "bad-lineage",
+            "lineage-complete",
+            f"a child session cannot be its own parent or root; got session {inp.session_id!r} with parent "
+            f"{lineage.parent_session_id!r} and root {lineage.root_session_id!r}",
+        )
 
 
 _AT_LEAST_ONE = ("max_identical_tool_calls", "llm_max_attempts")

@@ -2,6 +2,7 @@
 and durable sessions over a store (``open_session``)."""
 
 from ._context import EffectContext
+from ._durable import INTERRUPTED, complete_interrupted, interrupted_calls
 from ._events import TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
 from ._output import NoOutput, OutputType, OutputValidator
@@ -10,7 +11,7 @@ from ._redact import MIN_SECRET_CHARS, REDACTED
 # For the Temporal workers (not public names):
 from ._redact import RedactingDispatch as RedactingDispatch
 from ._redact import Redactor as Redactor
-from ._resume import INTERRUPTED, complete_interrupted, interrupted_calls, open_session
+from ._resume import open_session
 from ._runtime import AgentRuntime
 from ._session import Agent
 from ._session_handle import Session, SessionStopped

@@ -14,6 +14,7 @@ from agent_core import AgentState, Usage
 from .._clock import Clock
 from .._model import Model
 from .._money import BudgetPools
+from .._store import EventStore
 from .._tools import Toolbox
 from ._output import OutputValidator
 
@@ -42,6 +43,15 @@ class EffectContext(Protocol):
     @property
     def model_timeout_ms(self) -> int | None:
         """How long a model call may take on the session's clock (``None``: unbounded)."""
+        ...
+
+    @property
+    def store(self) -> EventStore | None:
+        """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
+        ...
+
+    def call_open(self, tool_call_id: str) -> bool:
+        """Whether the session's call ``tool_call_id`` is still to run (pending or running) in its current state."""
         ...
 
     def stamp(self, at_least: int = 0) -> int:

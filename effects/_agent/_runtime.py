@@ -27,6 +27,7 @@ from .._clock import Clock
 from .._machine import Controller, Dispatch
 from .._model import Model
 from .._money import BudgetPools, Pricing, model_name, priced
+from .._store import EventStore
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._ids import IdSource
@@ -42,7 +43,10 @@ class AgentRuntime:
 
     ``floor`` gives the timestamp of the newest input applied (the machine's
     ``current().timestamp``): new timestamps never go below it nor below any
-    stamped before, even if the wall clock is set back. Every input and streamed
+    stamped before, even if the wall clock is set back. ``store`` is where the session's
+    log is kept, and so where the child sessions its tool calls start are kept; ``current``
+    gives the session's current state (the machine's), for :meth:`call_open`, and ``wanted``
+    whether the tool call running this session (a child) is still open. Every input and streamed
     text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first.
     """
 
@@ -58,7 +62,13 @@ class AgentRuntime:
         output: OutputValidator | None = None,
         pricing: Pricing | None = None,
         pools: BudgetPools | None = None,
+        store: EventStore | None = None,
+        current: Callable[[], AgentState] | None = None,
+        wanted: Callable[[], bool] | None = None,
     ) -> None:
+        self._wanted = wanted
+        self._current = current
+        self._store = store
         self._pools = pools
         self.redactor = Redactor(secrets)
         self._output = output
@@ -92,6 +102,21 @@ class AgentRuntime:
     def model_timeout_ms(self) -> int | None:
         """How long a model call may take on the session's clock (``None``: unbounded)."""
         return self._model_timeout_ms
+
+    @property
+    def store(self) -> EventStore | None:
+        """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
+        return self._store
+
+    def call_open(self, tool_call_id: str) -> bool:
+        """Whether the call is pending or running in the session's current state (always, without ``current``),
+        and the session is still wanted by the call that runs it (a child session's ``wanted``)."""
+        if self._wanted is not None and not self._wanted():
+            return False
+        if self._current is None:
+            return True
+        record = self._current().tool_calls.get(tool_call_id)
+        return record is not None and record.status in ("pending", "running")
 
     def stamp(self, at_least: int = 0) -> int:
         """The timestamp for a new input: the clock's time, never earlier than any input the session has."""

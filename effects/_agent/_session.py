@@ -12,10 +12,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Literal
 
+import anyio
 import msgspec
+from pydantic import BaseModel
 
 from agent_core import (
     AgentConfig,
@@ -23,6 +25,8 @@ from agent_core import (
     AgentState,
     Effect,
     InvalidInput,
+    Lineage,
+    ReActCancelled,
     SessionStarted,
     check,
     effects_at,
@@ -34,8 +38,11 @@ from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
+from .._store import EventStore, SessionJournal
 from .._tools import Tool, Toolbox
+from ._agent_tool import AgentTool
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
+from ._durable import durable_journal
 from ._ids import IdSource, RandomIds
 from ._output import OutputType, output_validator
 from ._redact import Redactor
@@ -113,6 +120,7 @@ class Agent:
         self.model_timeout_ms = model_timeout_ms
         self.toolbox = Toolbox(tools)
         self.config = config if config is not None else AgentConfig()
+        self.output_type = output_type
         self.output = output_validator(output_type) if output_type is not None else None
         if self.output is not None:
             self.config = _with_output_schema(self.config, self.output.schema)
@@ -122,6 +130,7 @@ class Agent:
         self.journal = journal
         self.initial = initial
         self.max_backlog = max_backlog
+        self._wanted: Callable[[], bool] | None = None  # a child session's: whether the call running it is open
 
     def _refuse_config(self, config: AgentConfig) -> None:
         """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
@@ -166,6 +175,9 @@ class Agent:
             output=self.output,
             pricing=self.pricing,
             pools=self.pools,
+            store=self.journal.store if isinstance(self.journal, SessionJournal) else None,
+            current=lambda: machine.current(),
+            wanted=self._wanted,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -201,6 +213,115 @@ class Agent:
                 yield session
         finally:
             session.stopped = True
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        input_type: type[BaseModel] | None = None,
+        timeout_ms: int | None = None,
+    ) -> AgentTool:
+        """This agent as a tool another agent's model can call: each call runs a *child session* of it.
+
+        The model sends ``{"task": "..."}`` (with ``input_type``, a pydantic model,
+        an object of that model instead); the child gets it as its user message
+        (the object as JSON), runs one turn, and the call's result is its last
+        answer, or its structured output as JSON when this agent has an
+        ``output_type``. A turn that fails or is cancelled is a failure result
+        the calling model reads.
+
+        The child session is kept in the calling session's store (in memory when
+        the caller has none) under the id ``<calling session id>:<tool call id>``;
+        its ``session-started`` records its lineage (``config.lineage``: the calling
+        session, its tool call, the root session). It is a normal session:
+        ``replay --verify``, ``show`` and ``inspect`` work on it alone. A calling
+        session resumed after a crash reopens the same child and resumes it from its log.
+        Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
+        bounds one call (else the calling toolbox's default, two minutes).
+
+        Raises ``ValueError`` for a tool of this agent that needs approval (a child
+        session's approvals cannot reach the calling session yet), and for a
+        configuration its sessions would refuse at ``session-started``.
+        """
+        gated = [t.name for t in self.toolbox if t.definition.requires_approval]
+        if gated:
+            raise ValueError(
+                f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
+                "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
+            )
+        self._refuse_config(self.config)
+        probe = SessionStarted(
+            timestamp=0,
+            session_id=f"{name}:check",
+            config=msgspec.structs.replace(
+                self.config,
+                lineage=Lineage(parent_session_id="caller", parent_tool_call_id="call", root_session_id="caller"),
+            ),
+            tools=self.toolbox.definitions(),
+        )
+        refused = check(initial_state(), probe)
+        if refused is not None:  # said where the agent is made into a tool, not when a model first calls it
+            raise ValueError(f"agent tool {name!r}: its agent's configuration is refused: {refused.message}")
+        return AgentTool(
+            self._open_child,
+            self._cancel_child,
+            name=name,
+            description=description,
+            input_type=input_type,
+            timeout_ms=timeout_ms,
+        )
+
+    def _open_child(
+        self, store: EventStore | None, session_id: str, lineage: Lineage, wanted: Callable[[], bool]
+    ) -> AbstractAsyncContextManager[Session]:
+        """The child session ``session_id`` of this agent: in ``store`` (new, or resumed from its log), or in memory."""
+        return self._child_in(store, session_id, msgspec.structs.replace(self.config, lineage=lineage), wanted)
+
+    @asynccontextmanager
+    async def _child_in(
+        self, store: EventStore | None, session_id: str, config: AgentConfig, wanted: Callable[[], bool]
+    ) -> AsyncIterator[Session]:
+        if store is None:
+            async with self._child(session_id, config, None, wanted).running() as session:
+                yield session
+            return
+        journal = durable_journal(store, session_id, self.clock)
+        async with journal as opened, self._child(session_id, config, opened, wanted).running() as session:
+            yield session
+
+    async def _cancel_child(self, store: EventStore, session_id: str) -> None:
+        """End the open turn of the stored child ``session_id`` as cancelled: its log only, nothing runs."""
+        async with durable_journal(store, session_id, self.clock) as journal:
+            state = journal.state
+            cancel = ReActCancelled(
+                timestamp=max(self.clock.now_ms(), state.timestamp), reason="the calling turn was cancelled"
+            )
+            if check(state, cancel) is None:  # a turn is open (a child whose turn had ended is left as it is)
+                await anyio.to_thread.run_sync(journal.append, [cancel])
+
+    def _child(
+        self, session_id: str, config: AgentConfig, journal: SessionJournal | None, wanted: Callable[[], bool]
+    ) -> Agent:
+        resumed = journal is not None and journal.seq > 0
+        child = Agent(
+            self.model,
+            tools=self.toolbox,
+            config=None if resumed else config,
+            clock=self.clock,
+            ids=self.ids,
+            session_id=session_id,
+            journal=journal,
+            initial=journal.state if journal is not None and resumed else None,
+            model_timeout_ms=self.model_timeout_ms,
+            max_backlog=self.max_backlog,
+            secrets=self.secrets,
+            output_type=self.output_type,
+            pricing=self.pricing,
+            pools=self.pools,
+        )
+        child._wanted = wanted
+        return child
 
 
 def _with_output_schema(config: AgentConfig, schema: str) -> AgentConfig:

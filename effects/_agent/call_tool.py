@@ -26,6 +26,7 @@ from agent_core import (
 from .._clock import final_wait
 from .._machine import Dispatch
 from .._tools import InputRequired, Resumption, TaskCreated, ToolOutcome
+from ._caller import Caller, calling
 from ._context import EffectContext
 
 
@@ -48,14 +49,20 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
             return  # refused: the call is no longer pending (the turn ended meanwhile), so it must not run
     resumption = _resumption(record)
     following = resumption is not None and bool(resumption.task_id)
+    lineage = state.config.lineage
+    root = lineage.root_session_id if lineage else state.session_id
+    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id))
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
-        with final_wait():  # nothing below waits (under trio the timeout may cancel this effect's own scope)
+        with (
+            final_wait(),
+            calling(caller),
+        ):  # nothing below waits (under trio the timeout may cancel this effect's own scope)
             outcome = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock, resumption)
         if isinstance(outcome, TaskCreated) and not following:
             created = ToolCallTaskCreated(timestamp=ctx.stamp(), tool_call_id=call_id, task_id=outcome.task_id)
             if not await dispatch.dispatch_committed(created):
                 return  # refused: the turn ended meanwhile (its task is left to the remote side)
-            with final_wait():
+            with final_wait(), calling(caller):
                 outcome = await ctx.toolbox.run(
                     eff.name, eff.parameters, call_id, ctx.clock, Resumption(task_id=outcome.task_id)
                 )

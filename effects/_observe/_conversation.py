@@ -62,8 +62,14 @@ def entries_of(seq: int, inp: AgentInput, before: AgentState, after: AgentState)
     out: list[ConversationEntry] = []
     if isinstance(inp, SessionStarted):
         tools = ", ".join(t.name + (" (needs approval)" if t.requires_approval else "") for t in inp.tools)
-        prompt = inp.config.system_prompt
-        out.append(entry("session", f"session {inp.session_id}", f"tools: {tools or 'none'}\nsystem: {prompt}"))
+        prompt, lineage = inp.config.system_prompt, inp.config.lineage
+        text = f"tools: {tools or 'none'}\nsystem: {prompt}"
+        if lineage is not None:
+            text += (
+                f"\nchild of session {lineage.parent_session_id} (tool call {lineage.parent_tool_call_id}), "
+                f"root {lineage.root_session_id}"
+            )
+        out.append(entry("session", f"session {inp.session_id}", text))
     elif isinstance(inp, UserMessageReceived):
         out.append(entry("user", "user", inp.content))
     elif isinstance(inp, LlmMessageCompleted):

@@ -46,7 +46,8 @@ class Toolbox:
                 )
             if wrapped.name in self._tools:
                 raise ValueError(
-                    f"two tools are named {wrapped.name!r}; expected unique names (pass name=... to @tool)"
+                    f"two tools are named {wrapped.name!r} ({self._tools[wrapped.name]!r} and {wrapped!r}); "
+                    "expected unique names (pass name=... to @tool, or another name to Agent.as_tool)"
                 )
             self._tools[wrapped.name] = wrapped
 

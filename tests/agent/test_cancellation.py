@@ -169,7 +169,10 @@ async def test_a_user_message_while_the_model_streams_restarts_the_call_with_the
         state = session.state
 
     assert recorder.canceled() == ["call-llm:1:0:0"]
-    assert [m for m in texts(state) if m[0] == "user"] == [("user", "tell me everything"), ("user", "actually, be brief")]
+    assert [m for m in texts(state) if m[0] == "user"] == [
+        ("user", "tell me everything"),
+        ("user", "actually, be brief"),
+    ]
     assert texts(state)[-1] == ("assistant", "a long answer that will be superseded")
     assert len(model.calls) == 2
     recorder.assert_replays_to(state)

@@ -100,7 +100,10 @@ async def test_a_tool_failure_is_fed_back_and_the_model_recovers() -> None:
         state = session.state
 
     failures = [r for r in results(state).values() if isinstance(r, ToolFailure)]
-    assert [f.error.split(":")[0] for f in failures] == ["tool 'divide' failed (tool call 'call-1')", "invalid arguments for tool 'divide' (tool call 'call-2')"]
+    assert [f.error.split(":")[0] for f in failures] == [
+        "tool 'divide' failed (tool call 'call-1')",
+        "invalid arguments for tool 'divide' (tool call 'call-2')",
+    ]
     # The model saw each failure as an error result in its next context.
     errors = [e for e in model.calls[1].entries if isinstance(e, ContextToolResult)]
     assert errors[0].is_error and "ZeroDivisionError" in errors[0].content

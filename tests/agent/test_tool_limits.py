@@ -23,7 +23,12 @@ pytestmark = pytest.mark.anyio
 def _agent(script: list[Any], tools: Toolbox, clock: ManualClock | None = None, **config: Any) -> Agent:
     clock = clock or ManualClock(START)
     return Agent(
-        ScriptedModel(script), tools=tools, clock=clock, ids=SequentialIds(), session_id="s", config=AgentConfig(**config)
+        ScriptedModel(script),
+        tools=tools,
+        clock=clock,
+        ids=SequentialIds(),
+        session_id="s",
+        config=AgentConfig(**config),
     )
 
 

@@ -271,7 +271,9 @@ def test_declaring_a_bad_tool_fails_with_a_clear_message() -> None:
 
 
 def test_a_toolbox_refuses_duplicate_and_reserved_names() -> None:
-    with pytest.raises(ValueError, match=r"two tools are named 'add'; expected unique names"):
+    with pytest.raises(
+        ValueError, match=r"two tools are named 'add' \(<Tool 'add'> and <Tool 'add'>\); expected unique names"
+    ):
         Toolbox([add, add])
 
     def load_older_messages() -> str:

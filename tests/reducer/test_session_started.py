@@ -80,3 +80,35 @@ def test_the_error_text_of_invalid_input_names_the_valid_inputs() -> None:
         "session 's1' has already started; session-started is accepted only as the first input "
         "[already-started; valid now: user-message-received]"
     )
+
+
+def test_a_child_session_keeps_its_lineage_and_encodes_it_only_when_set() -> None:
+    lineage = ac.Lineage(parent_session_id="plan", parent_tool_call_id="t1", root_session_id="plan")
+    child = ac.SessionStarted(timestamp=T0, session_id="plan:t1", config=ac.AgentConfig(lineage=lineage))
+    state = ac.transition(ac.initial_state(), child)
+    assert state.config.lineage == lineage
+    assert ac.decode_input(ac.encode_input(child)) == child
+    assert b"lineage" not in ac.encode_input(ac.SessionStarted(timestamp=T0, session_id="plan"))
+    assert b"lineage" not in ac.encode_state(
+        ac.transition(ac.initial_state(), ac.SessionStarted(timestamp=T0, session_id="plan"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("lineage", "message"),
+    [
+        (
+            ac.Lineage(parent_session_id="", parent_tool_call_id="t1", root_session_id="plan"),
+            "a child session's lineage names its parent session, the parent's tool call and the root session; "
+            "got empty parent_session_id",
+        ),
+        (
+            ac.Lineage(parent_session_id="s1", parent_tool_call_id="t1", root_session_id="plan"),
+            "a child session cannot be its own parent or root; got session 's1' with parent 's1' and root 'plan'",
+        ),
+    ],
+)
+def test_a_lineage_that_names_no_parent_or_itself_is_rejected(lineage: ac.Lineage, message: str) -> None:
+    inp = ac.SessionStarted(timestamp=T0, session_id="s1", config=ac.AgentConfig(lineage=lineage))
+    rejection = rejected(ac.initial_state(), inp)
+    assert (rejection.code, rejection.guard, rejection.message) == ("bad-lineage", "lineage-complete", message)

@@ -14,12 +14,13 @@ import base64
 import collections
 import hashlib
 import hmac
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple, Self, TypeAlias
 
-from .._fake_server import Reply
+from .._fake_server import FakeProviderServer, RecordedRequest, Reply
 from .._fake_streams import FakeToolCall
 
 
@@ -115,3 +116,51 @@ def pieces(text: str) -> list[str]:
     """``text`` split in two halves, as a stream would deliver it (one piece when short)."""
     half = len(text) // 2
     return [text[:half], text[half:]] if half else [text]
+
+
+class Refused(Exception):
+    """A check of a request failed: the message of the error to answer with."""
+
+
+class StrictServer:
+    """What both strict fakes share: the loopback server, the script, the signer, the refusals made.
+
+    A fake defines ``_answer(request) -> Reply``; its class says what it checks.
+    """
+
+    def __init__(self, script: Script, key: bytes, model: str) -> None:
+        self.model = model
+        self.refusals: list[str] = []
+        self._signer = Signer(key)
+        self._script = Scripted(script)
+        self._lock = threading.Lock()
+        self._count = itertools.count(1)
+        self._server = FakeProviderServer(default=self._answer)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>`` (the fake's class says the SDK's ``base_url``)."""
+        return self._server.url
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received, in order."""
+        return self._server.requests
+
+    def enqueue(self, *entries: Entry) -> None:
+        """Answer the next requests with ``entries`` (after those already queued)."""
+        self._script.enqueue(entries)
+
+    def __enter__(self) -> Self:
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.close()
+
+    def close(self) -> None:
+        """Stop serving."""
+        self._server.close()
+
+    def _answer(self, request: RecordedRequest) -> Reply:
+        raise NotImplementedError

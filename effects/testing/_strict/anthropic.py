@@ -24,14 +24,12 @@ uses of its own response, in its order (the real API may ignore such blocks).
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from typing import Any
 
-from .._fake_server import FakeProviderServer, RecordedRequest, Reply, sse
+from .._fake_server import RecordedRequest, Reply, sse
 from .._fake_streams import FakeToolCall
-from ._parts import DEFAULT_KEY, Compacted, Entry, Part, Script, Scripted, Signer, Thought, digest, pieces, tokens
+from ._parts import DEFAULT_KEY, Compacted, Part, Refused, Script, StrictServer, Thought, digest, pieces, tokens
 
 _THINKING = ("thinking", "redacted_thinking")
 MUST_START = (
@@ -47,11 +45,7 @@ UNMODIFIED = (
 )
 
 
-class _Refused(Exception):
-    """A check failed: the message of the 400 to answer with."""
-
-
-class StrictAnthropicServer:
+class StrictAnthropicServer(StrictServer):
     """A loopback messages-API server that streams signed thinking and refuses requests the real API refuses.
 
     ``script``: the replies in order (a reply is a sequence of parts, or a
@@ -63,47 +57,16 @@ class StrictAnthropicServer:
     """
 
     def __init__(self, script: Script = (), *, key: bytes = DEFAULT_KEY, model: str = "claude-fake") -> None:
-        self.model = model
-        self.refusals: list[str] = []
-        self._signer = Signer(key)
-        self._script = Scripted(script)
-        self._lock = threading.Lock()
-        self._count = itertools.count(1)
+        super().__init__(script, key, model)
         self._layouts: dict[str, list[str]] = {}  # response id -> its blocks' keys, in order
         self._cached: set[str] = set()
-        self._server = FakeProviderServer(default=self._answer)
-
-    @property
-    def url(self) -> str:
-        """The base URL for ``AnthropicModel(base_url=...)``."""
-        return self._server.url
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received, in order."""
-        return self._server.requests
-
-    def enqueue(self, *entries: Entry) -> None:
-        """Answer the next requests with ``entries`` (after those already queued)."""
-        self._script.enqueue(entries)
-
-    def __enter__(self) -> StrictAnthropicServer:
-        self._server.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.close()
-
-    def close(self) -> None:
-        """Stop serving."""
-        self._server.close()
 
     def _answer(self, request: RecordedRequest) -> Reply:
         body = request.body
         with self._lock:
             try:
                 self._check(body)
-            except _Refused as refused:
+            except Refused as refused:
                 message = str(refused)
                 self.refusals.append(message)
                 error = {"type": "invalid_request_error", "message": message}
@@ -122,11 +85,11 @@ class StrictAnthropicServer:
 
     def _check(self, body: Any) -> None:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            raise _Refused("messages: Field required")
+            raise Refused("messages: Field required")
         messages = [_normalized(message) for message in body["messages"]]
         breakpoints = _breakpoints(body)
         if breakpoints > 4:
-            raise _Refused(f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}.")
+            raise Refused(f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}.")
         for i, message in enumerate(messages):
             for j, block in enumerate(message["content"]):
                 self._check_block(i, j, message["role"], block)
@@ -140,17 +103,17 @@ class StrictAnthropicServer:
     def _check_block(self, i: int, j: int, role: str, block: dict[str, Any]) -> None:
         kind = block.get("type")
         if kind == "text" and not block.get("text"):
-            raise _Refused(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
+            raise Refused(f"messages.{i}.content.{j}.text: text content blocks must be non-empty")
         if kind not in _THINKING:
             return
         if role != "assistant":
-            raise _Refused(f"messages.{i}.content.{j}.type: `{kind}` blocks are only accepted in assistant messages")
+            raise Refused(f"messages.{i}.content.{j}.type: `{kind}` blocks are only accepted in assistant messages")
         extra = sorted(set(block) - ({"type", "thinking", "signature"} if kind == "thinking" else {"type", "data"}))
         if extra:
-            raise _Refused(f"messages.{i}.content.{j}.{kind}.{extra[0]}: Extra inputs are not permitted")
+            raise Refused(f"messages.{i}.content.{j}.{kind}.{extra[0]}: Extra inputs are not permitted")
         if self._key(block) is None:
             field = "signature" if kind == "thinking" else "data"
-            raise _Refused(f"messages.{i}.content.{j}: Invalid `{field}` in `{kind}` block")
+            raise Refused(f"messages.{i}.content.{j}: Invalid `{field}` in `{kind}` block")
 
     def _check_layout(self, messages: list[dict[str, Any]], i: int, *, latest: bool, thinking: bool) -> None:
         """A message holding blocks of a response that thought must hold them as that response had them."""
@@ -163,7 +126,7 @@ class StrictAnthropicServer:
             uses = [self._origin(key) for key in keys if key.startswith("tool_use:")]
             owner = next((origin for origin in uses if origin is not None), origins[0])
             j = next(j for j, key in enumerate(keys) if self._origin(key) not in (owner, None))
-            raise _Refused(UNMODIFIED.format(i=i, j=j))
+            raise Refused(UNMODIFIED.format(i=i, j=j))
         original = self._layouts.get(origins[0], [])  # empty: signed by another fake with the same key
         if not any(key.startswith(("thinking:", "redacted:")) for key in original):
             return
@@ -173,16 +136,16 @@ class StrictAnthropicServer:
                 return
             first = content[0].get("type") if content else "nothing"
             if thinking and first not in _THINKING:
-                raise _Refused(MUST_START.format(i=i, found=first))
+                raise Refused(MUST_START.format(i=i, found=first))
             j = next(
                 (j for j, (a, b) in enumerate(zip(keys, original, strict=False)) if a != b),
                 min(len(keys), len(original)),
             )
-            raise _Refused(UNMODIFIED.format(i=i, j=j))
+            raise Refused(UNMODIFIED.format(i=i, j=j))
         present = [key for key in keys if key in original and key != "text"]
         if present != sorted(present, key=original.index):
             j = next(j for j, key in enumerate(keys) if key in present)
-            raise _Refused(UNMODIFIED.format(i=i, j=j))
+            raise Refused(UNMODIFIED.format(i=i, j=j))
 
     def _key(self, block: dict[str, Any]) -> str | None:
         """A block's identity: ``thinking:<response>:<n>`` for thinking this fake signed (``None`` when it did not
@@ -290,12 +253,12 @@ def _block(index: int, built: tuple[dict[str, Any], list[dict[str, Any]]]) -> li
 
 def _normalized(message: Any) -> dict[str, Any]:
     if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-        raise _Refused("messages: each message needs a role of 'user' or 'assistant'")
+        raise Refused("messages: each message needs a role of 'user' or 'assistant'")
     content = message.get("content")
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list) or not all(isinstance(block, dict) for block in content):
-        raise _Refused("messages: content must be a string or a list of blocks")
+        raise Refused("messages: content must be a string or a list of blocks")
     return {"role": message["role"], "content": content}
 
 
@@ -306,14 +269,14 @@ def _check_tool_choice(body: dict[str, Any], thinking: bool) -> None:
         return
     kind = choice.get("type")
     if kind not in ("auto", "any", "tool", "none"):
-        raise _Refused(f"tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'; got {kind!r}")
+        raise Refused(f"tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'; got {kind!r}")
     if kind in ("any", "tool") and thinking:
-        raise _Refused("Thinking may not be enabled when tool_choice forces tool use.")
+        raise Refused("Thinking may not be enabled when tool_choice forces tool use.")
     names = [tool.get("name") for tool in body.get("tools") or () if isinstance(tool, dict)]
     if kind in ("any", "tool") and not names:
-        raise _Refused("tool_choice may only be specified while providing tools.")
+        raise Refused("tool_choice may only be specified while providing tools.")
     if kind == "tool" and choice.get("name") not in names:
-        raise _Refused(f"Tool '{choice.get('name')}' not found in the provided tools.")
+        raise Refused(f"Tool '{choice.get('name')}' not found in the provided tools.")
 
 
 def _check_pairs(messages: list[dict[str, Any]]) -> None:
@@ -324,7 +287,7 @@ def _check_pairs(messages: list[dict[str, Any]]) -> None:
         answered = {b.get("tool_use_id") for b in after if b.get("type") == "tool_result"}
         missing = [u for u in uses if u not in answered]
         if uses and i + 1 < len(messages) and missing:
-            raise _Refused(
+            raise Refused(
                 f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                 f"{', '.join(map(str, missing))}. Each `tool_use` block must have a corresponding `tool_result` "
                 "block in the next message."
@@ -333,7 +296,7 @@ def _check_pairs(messages: list[dict[str, Any]]) -> None:
         asked = {b.get("id") for b in before if b.get("type") == "tool_use"}
         for j, block in enumerate(message["content"]):
             if block.get("type") == "tool_result" and block.get("tool_use_id") not in asked:
-                raise _Refused(
+                raise Refused(
                     f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
                     f"{block.get('tool_use_id')}. Each `tool_result` block must have a corresponding `tool_use` "
                     "block in the previous message."

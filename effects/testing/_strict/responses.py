@@ -25,14 +25,12 @@ rule for them is not documented): a compaction item moved elsewhere is refused.
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from typing import Any
 
-from .._fake_server import FakeProviderServer, RecordedRequest, Reply, sse
+from .._fake_server import RecordedRequest, Reply, sse
 from .._fake_streams import FakeToolCall
-from ._parts import DEFAULT_KEY, Compacted, Entry, Part, Script, Scripted, Signer, Thought, pieces, tokens
+from ._parts import DEFAULT_KEY, Compacted, Part, Script, StrictServer, Thought, pieces, tokens
 
 NOT_STORED = (
     "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with `store` "
@@ -48,7 +46,7 @@ class _Refused(Exception):
         self.status, self.param, self.code = status, param, code
 
 
-class StrictResponsesServer:
+class StrictResponsesServer(StrictServer):
     """A loopback Responses-API server that streams signed reasoning and compaction items and refuses requests
     the real API refuses.
 
@@ -60,41 +58,10 @@ class StrictResponsesServer:
     """
 
     def __init__(self, script: Script = (), *, key: bytes = DEFAULT_KEY, model: str = "gpt-fake") -> None:
-        self.model = model
-        self.refusals: list[str] = []
-        self._signer = Signer(key)
-        self._script = Scripted(script)
-        self._lock = threading.Lock()
-        self._count = itertools.count(1)
+        super().__init__(script, key, model)
         self._issued: dict[str, str] = {}  # item key -> response id
         self._reasoning_of: dict[str, str] = {}  # function call item id -> the reasoning item that preceded it
         self._seen: list[str] = []  # input prefixes already seen (simulated prompt caching)
-        self._server = FakeProviderServer(default=self._answer)
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:<port>``; the SDK's ``base_url`` is ``url + "/v1"``."""
-        return self._server.url
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        """Every request received, in order."""
-        return self._server.requests
-
-    def enqueue(self, *entries: Entry) -> None:
-        """Answer the next requests with ``entries`` (after those already queued)."""
-        self._script.enqueue(entries)
-
-    def __enter__(self) -> StrictResponsesServer:
-        self._server.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.close()
-
-    def close(self) -> None:
-        """Stop serving."""
-        self._server.close()
 
     def _answer(self, request: RecordedRequest) -> Reply:
         body = request.body

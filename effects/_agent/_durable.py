@@ -1,0 +1,103 @@
+"""A stored session's log opened for writing: its lease taken, its journal loaded, its interrupted calls
+completed; or a new session's journal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from agent_core import AgentState, ToolCallCompleted, ToolFailure
+
+from .._clock import Clock
+from .._store import (
+    DEFAULT_SNAPSHOT_EVERY,
+    Durability,
+    EventStore,
+    Lease,
+    SessionJournal,
+    leasing,
+    session_exists,
+)
+
+INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
+"""The failure a non-idempotent tool call gets when the process died while it ran."""
+
+
+def interrupted_calls(state: AgentState) -> list[str]:
+    """Ids of the tool calls that were running (started, not completed) and must not run again.
+
+    Those of tools declared ``idempotent`` are not listed: they simply run
+    again on resume, with the same tool call id as their idempotency key. Nor
+    are calls that follow a remote task (``tool-call-task-created``): they
+    follow it again by its id, and the call is never sent twice.
+    """
+    turn = state.turn
+    if turn is None:
+        return []
+    calls, tools = state.tool_calls, state.tools
+    interrupted = []
+    for call_id in turn.open_call_ids:
+        record = calls[call_id]
+        tool = tools.get(record.name)
+        if record.status == "running" and not record.task_id and not (tool is not None and tool.idempotent):
+            interrupted.append(call_id)
+    return interrupted
+
+
+def complete_interrupted(journal: SessionJournal, now_ms: int) -> list[str]:
+    """Log a failure result (:data:`INTERRUPTED`) for every call of :func:`interrupted_calls`, as one batch.
+
+    The model sees the failure and decides what to do; the tool does not run
+    twice. Returns the completed ids.
+    """
+    state = journal.state
+    call_ids = interrupted_calls(state)
+    timestamp = max(now_ms, state.timestamp)
+    failure = ToolFailure(error=INTERRUPTED)
+    journal.append([ToolCallCompleted(timestamp=timestamp, tool_call_id=i, result=failure) for i in call_ids])
+    return call_ids
+
+
+@asynccontextmanager
+async def durable_journal(
+    store: EventStore,
+    session_id: str,
+    clock: Clock,
+    *,
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    durability: Durability = "input",
+) -> AsyncIterator[SessionJournal]:
+    """The journal of ``session_id`` in ``store`` under the session's lease, for the duration of the block
+    (see :func:`open_session`): on exit the journal is closed (its last commit and a snapshot) and the lease
+    given back."""
+    keeper = leasing(store)
+    lease = None if keeper is None else await anyio.to_thread.run_sync(keeper.acquire_lease, session_id)
+    try:
+        journal = _journal(store, session_id, clock, snapshot_every, durability, lease)
+        try:
+            yield journal
+        finally:
+            with anyio.CancelScope(shield=True):  # the final commit and snapshot, without blocking the event loop
+                await anyio.to_thread.run_sync(journal.close)
+    finally:
+        if keeper is not None and lease is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(keeper.release_lease, lease)
+
+
+def _journal(
+    store: EventStore,
+    session_id: str,
+    clock: Clock,
+    snapshot_every: int,
+    durability: Durability,
+    lease: Lease | None,
+) -> SessionJournal:
+    """The session's journal: the stored session loaded, its interrupted calls completed; or a new one."""
+    if not session_exists(store, session_id):
+        return SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
+    journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
+    complete_interrupted(journal, clock.now_ms())
+    return journal

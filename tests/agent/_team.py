@@ -1,0 +1,50 @@
+"""A planner that asks a researcher agent about two topics in parallel: shared by the sub-agent tests and the
+process they kill (``_team_child.py``). The scripts depend only on the conversation, so a resumed run says
+the same things as an uninterrupted one."""
+
+from __future__ import annotations
+
+from agent_core import AgentState, ContextMessage, ContextToolResult, LlmContext
+from effects import ModelReply
+from effects.testing import call_tools, say
+
+TOPICS = ("cats", "dogs")
+
+
+def question(context: LlmContext) -> str:
+    """The last user message."""
+    users = [e for e in context.entries if isinstance(e, ContextMessage) and e.role == "user"]
+    return users[-1].content
+
+
+def results(context: LlmContext) -> list[ContextToolResult]:
+    """The tool results of the turn, in order."""
+    return [e for e in context.entries if isinstance(e, ContextToolResult)]
+
+
+def researcher(context: LlmContext) -> ModelReply:
+    """Looks the topic up, then answers with what it found."""
+    found = results(context)
+    if not found:
+        return call_tools(("lookup", {"topic": question(context)}, "lookup-1"))
+    return say(f"{question(context)}: {found[0].content}")
+
+
+def planner(context: LlmContext) -> ModelReply:
+    """Asks the researcher about every topic at once, then sums up what the children answered."""
+    found = results(context)
+    if not found:
+        return call_tools(*(("research", {"task": topic}, f"ask-{topic}") for topic in TOPICS))
+    return say(" | ".join(f"{r.content}{' (failed)' if r.is_error else ''}" for r in found))
+
+
+Conversation = tuple[list[tuple[str, str]], dict[str, tuple[str, str, object]]]
+
+
+def conversation(state: AgentState) -> Conversation:
+    """The messages and the tool calls (name, parameters, result) of a session, without times and ids."""
+    messages = [(state.messages[i].role, state.messages[i].content) for i in range(len(state.messages))]
+    calls: dict[str, tuple[str, str, object]] = {
+        i: (r.name, r.parameters, r.result) for i, r in state.tool_calls.items()
+    }
+    return messages, calls

@@ -1,0 +1,259 @@
+"""An agent as a tool: each call runs a child session, kept in the caller's store with its lineage."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agent_core import AgentConfig, Lineage, LlmContext, ToolFailure, ToolSuccess
+from effects import Agent, ModelReply, SqliteStore, conversation, load_state, open_session, replay_session, tool
+from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, say
+
+from ._team import TOPICS, planner, question, researcher, results
+
+pytestmark = pytest.mark.anyio
+
+
+def team(lookup: object, model: ScriptedModel | None = None) -> tuple[Agent, ManualClock]:
+    """A researcher agent on a manual clock; ``model`` replaces its scripted model."""
+    clock = ManualClock()
+    child = Agent(model or ScriptedModel(researcher), tools=[lookup], clock=clock, ids=SequentialIds())  # type: ignore[list-item]
+    return child, clock
+
+
+async def test_a_planner_asks_two_researchers_in_parallel_each_in_its_own_log(tmp_path: Path) -> None:
+    arrived: list[str] = []
+    both = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up."""
+        arrived.append(topic)
+        if len(arrived) == len(TOPICS):
+            both.set()
+        await both.wait()  # each child waits for the other: only children running in parallel get past here
+        return f"{topic} facts"
+
+    child, clock = team(lookup)
+    store = SqliteStore(tmp_path / "team.db")
+    research = child.as_tool("research", "Research a topic and report.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[research], clock=clock) as session:
+        session.send("tell me about pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.messages[len(state.messages) - 1].content == "cats: cats facts | dogs: dogs facts"
+    for topic in TOPICS:
+        child_id = f"plan:ask-{topic}"
+        child_state = load_state(store, child_id)
+        lineage = Lineage(parent_session_id="plan", parent_tool_call_id=f"ask-{topic}", root_session_id="plan")
+        assert child_state.config.lineage == lineage
+        assert [child_state.messages[i].content for i in range(2)] == [topic, f"{topic}: {topic} facts"]
+        report = replay_session(store, child_id)  # a normal session: its log replays and verifies alone
+        assert report.state == child_state
+        first = conversation(store, child_id)[0]  # what `agent-core show` prints first
+        assert first.text.endswith(f"child of session plan (tool call ask-{topic}), root plan")
+    assert load_state(store, "plan").config.lineage is None
+
+
+async def test_a_grandchild_names_the_root_of_its_tree(tmp_path: Path) -> None:
+    @tool
+    def lookup(topic: str) -> str:
+        """Look a topic up."""
+        return f"{topic} facts"
+
+    leaf, clock = team(lookup)
+
+    def middle(context: LlmContext) -> ModelReply:
+        found = results(context)
+        return say(f"via leaf: {found[0].content}") if found else call_tools(("deeper", {"task": "cats"}, "deep-1"))
+
+    mid = Agent(ScriptedModel(middle), tools=[leaf.as_tool("deeper", "Ask the leaf.")], clock=clock)
+    store = SqliteStore(tmp_path / "tree.db")
+    research = mid.as_tool("research", "Research a topic.")
+    async with open_session(store, "top", ScriptedModel(planner), tools=[research], clock=clock) as session:
+        session.send("go")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    grandchild = load_state(store, "top:ask-cats:deep-1")
+    expected = Lineage(parent_session_id="top:ask-cats", parent_tool_call_id="deep-1", root_session_id="top")
+    assert grandchild.config.lineage == expected
+    assert grandchild.messages[1].content == "cats: cats facts"
+
+
+async def test_a_child_that_fails_gives_the_parent_a_failure_result_it_reads() -> None:
+    @tool
+    def lookup(topic: str) -> str:
+        """Look a topic up."""
+        return f"{topic} facts"
+
+    def flaky(context: LlmContext) -> ModelReply | Exception:
+        return fail("the model refused", retryable=False) if "dogs" in str(context.entries[-1]) else researcher(context)
+
+    child, clock = team(lookup, ScriptedModel(flaky))
+    parent = Agent(ScriptedModel(planner), tools=[child.as_tool("research", "Research.")], clock=clock)
+    async with parent.running() as session:  # no store: the children run in memory
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    result = state.tool_calls["ask-dogs"].result
+    assert isinstance(result, ToolFailure)
+    assert (
+        result.error
+        == "agent 'research' (child session '"
+        + state.session_id
+        + ":ask-dogs') failed: llm-error (model call not retryable: the model refused)"
+    )
+    assert result.code == "agent-failed"
+    assert state.messages[len(state.messages) - 1].content == f"cats: cats facts | {result.error} (failed)"
+
+
+async def test_a_child_answers_with_its_structured_output() -> None:
+    child = Agent(
+        ScriptedModel(lambda c: say('{"topic": "cats", "count": 3}')), output_type=Finding, clock=ManualClock()
+    )
+    parent = Agent(
+        ScriptedModel(planner),
+        tools=[child.as_tool("research", "Research.")],
+        clock=ManualClock(),
+        config=AgentConfig(),
+    )
+    async with parent.running() as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.tool_calls["ask-cats"].result.content == '{"topic":"cats","count":3}'  # type: ignore[union-attr]
+
+
+class Finding(BaseModel):
+    topic: str
+    count: int
+
+
+class Request(BaseModel):
+    """What to look up."""
+
+    topic: str
+    depth: int = 1
+
+
+async def test_a_child_with_an_input_type_gets_the_object_as_json() -> None:
+    def echo(context: LlmContext) -> ModelReply:
+        return say(f"asked {question(context)}")
+
+    child = Agent(ScriptedModel(echo), clock=ManualClock())
+    research = child.as_tool("research", "Research.", input_type=Request)
+    assert json.loads(research.definition.parameters)["required"] == ["topic"]
+    script = [
+        call_tools(("research", {"topic": "cats", "depth": 2}, "r1"), ("research", {"depth": 2}, "r2")),
+        say("done"),
+    ]
+    parent = Agent(ScriptedModel(script), tools=[research], clock=ManualClock())
+    async with parent.running() as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.tool_calls["r1"].result == ToolSuccess(content='asked {"topic":"cats","depth":2}')
+    refused = state.tool_calls["r2"].result
+    assert isinstance(refused, ToolFailure) and refused.code == "invalid-arguments"
+    assert refused.error == (
+        "agent tool 'research' (tool call 'r2'): invalid arguments: topic: Field required; expected an object of "
+        'the schema {"description":"What to look up.","properties":{"topic":{"type":"string"},'
+        '"depth":{"default":1,"type":"integer"}},"required":["topic"],"type":"object"}'
+    )
+
+
+def test_a_child_tool_name_clashing_with_a_parent_tool_is_refused_naming_both() -> None:
+    @tool
+    def research(task: str) -> str:
+        """Search the web."""
+        return task
+
+    child = Agent(ScriptedModel([say("x")]))
+    with pytest.raises(ValueError) as refused:
+        Agent(ScriptedModel([say("x")]), tools=[research, child.as_tool("research", "Ask the researcher.")])
+    assert str(refused.value) == (
+        "two tools are named 'research' (<Tool 'research'> and <agent tool 'research'>); expected unique names "
+        "(pass name=... to @tool, or another name to Agent.as_tool)"
+    )
+
+
+def test_an_agent_whose_tools_need_approval_is_refused_as_a_tool() -> None:
+    @tool(requires_approval=True)
+    def pay(cents: int) -> str:
+        """Pay."""
+        return "paid"
+
+    with pytest.raises(ValueError) as refused:
+        Agent(ScriptedModel([say("x")]), tools=[pay]).as_tool("buyer", "Buys things.")
+    assert str(refused.value) == (
+        "agent tool 'buyer': its agent's tools 'pay' need approval, which cannot reach the calling session yet; "
+        "expected tools without requires_approval in an agent used as a tool"
+    )
+
+
+def test_an_agent_whose_sessions_would_refuse_its_config_is_refused_as_a_tool() -> None:
+    agent = Agent(ScriptedModel([say("x")]), config=AgentConfig(llm_max_attempts=0))
+    with pytest.raises(ValueError) as refused:
+        agent.as_tool("researcher", "Researches.")
+    assert str(refused.value) == (
+        "agent tool 'researcher': its agent's configuration is refused: expected llm_max_attempts of 1 or more, got 0"
+    )
+
+
+async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_path: Path) -> None:
+    entered = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up (slowly)."""
+        entered.set()
+        await anyio.sleep_forever()
+        return topic  # pragma: no cover
+
+    leaf, clock = team(lookup)
+
+    def middle(context: LlmContext) -> ModelReply:
+        return call_tools(("deeper", {"task": question(context)}, "deep-1"))
+
+    mid = Agent(ScriptedModel(middle), tools=[leaf.as_tool("deeper", "Ask the leaf.")], clock=clock)
+    store = SqliteStore(tmp_path / "tree.db")
+    script = [call_tools(("research", {"task": "cats"}, "ask-cats"))]
+    async with open_session(
+        store, "top", ScriptedModel(script), tools=[mid.as_tool("research", "R.")], clock=clock
+    ) as s:
+        s.send("go")
+        with anyio.fail_after(10):
+            await entered.wait()  # the grandchild's tool runs
+            s.cancel("enough")
+            state = await s.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    for child in ("top:ask-cats", "top:ask-cats:deep-1"):
+        child_state = load_state(store, child)
+        outcome = child_state.last_outcome
+        assert child_state.turn is None and outcome is not None, child
+        assert (outcome.kind, outcome.detail) == ("cancelled", "the calling turn was cancelled"), child
+
+
+async def test_a_session_that_stops_leaves_its_children_open_to_resume(tmp_path: Path) -> None:
+    entered = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up (slowly)."""
+        entered.set()
+        await anyio.sleep_forever()
+        return topic  # pragma: no cover
+
+    child, clock = team(lookup)
+    store = SqliteStore(tmp_path / "team.db")
+    research = child.as_tool("research", "Research.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[research], clock=clock) as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            await entered.wait()
+    assert load_state(store, "plan:ask-cats").turn is not None  # the block ended; the child's turn waits to resume
