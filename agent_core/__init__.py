@@ -8,6 +8,17 @@ and a crashed agent resumes by folding its log. Nothing here does I/O.
 
 from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
+from ._compaction._policy import (
+    BUILT_IN_STRATEGIES,
+    DEFAULT_SUMMARY_PROMPT,
+    CompactionPolicy,
+    CompactionStrategy,
+    known_compaction_strategies,
+    register_compaction_strategy,
+)
+from ._compaction._state import ContextCompaction, SummaryRequest
+from ._compaction._summary import summary_context, summary_problem
+from ._compaction._tokens import context_tokens
 from ._config import (
     DEFAULT_MAX_TURN_MS,
     DEFAULT_RETRY_ON,
@@ -19,12 +30,14 @@ from ._config import (
     ToolRetry,
 )
 from ._context import (
+    SUMMARY_HEADER,
     ContextEntry,
     ContextMessage,
     ContextToolCall,
     ContextToolCalls,
     ContextToolResult,
     LlmContext,
+    cleared_result,
     llm_context,
     offered_tools,
 )
@@ -44,6 +57,7 @@ from ._inputs import (
     AgentInput,
     AnswerRejected,
     CompleteReAct,
+    ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
@@ -80,6 +94,7 @@ from ._invariants import check_invariants
 from ._output import MAX_OUTPUT_PROBLEMS, MAX_OUTPUT_SCHEMA_CHARS, MAX_PROBLEM_CHARS, output_schema_problem
 from ._phase import Phase, phase
 from ._reducer import (
+    CONTEXT_TOO_LONG,
     INPUT_KINDS,
     MAX_INPUT_ROUNDS,
     VALID_INPUTS,
@@ -117,9 +132,12 @@ from ._workflow import (
 
 __all__ = [
     "ALLOW",
+    "BUILT_IN_STRATEGIES",
+    "CONTEXT_TOO_LONG",
     "DEFAULT_MAX_TURN_MS",
     "DEFAULT_RETRY_ON",
     "DEFAULT_STUCK_WINDOW",
+    "DEFAULT_SUMMARY_PROMPT",
     "INPUT_KINDS",
     "INPUT_TAGS",
     "MAX_COUNT",
@@ -137,6 +155,7 @@ __all__ = [
     "OPAQUE_KINDS",
     "SCHEMA_VERSION",
     "STATE_FORMAT",
+    "SUMMARY_HEADER",
     "TEXT_MARKER",
     "TOOL_CALL_MARKER",
     "UPCASTERS",
@@ -149,7 +168,11 @@ __all__ = [
     "AnswerRejected",
     "CallLlm",
     "CallTool",
+    "CompactionPolicy",
+    "CompactionStrategy",
     "CompleteReAct",
+    "ContextCompacted",
+    "ContextCompaction",
     "ContextEntry",
     "ContextMessage",
     "ContextToolCall",
@@ -181,6 +204,7 @@ __all__ = [
     "Rejection",
     "RejectionReason",
     "SessionStarted",
+    "SummaryRequest",
     "Table",
     "TimerFired",
     "ToolCallApproved",
@@ -214,6 +238,8 @@ __all__ = [
     "canonical_arguments",
     "check",
     "check_invariants",
+    "cleared_result",
+    "context_tokens",
     "decode_input",
     "decode_log",
     "decode_state",
@@ -225,6 +251,7 @@ __all__ = [
     "initial_state",
     "input_json_schema",
     "interrupt_every",
+    "known_compaction_strategies",
     "known_guards",
     "known_rules",
     "llm_context",
@@ -233,12 +260,15 @@ __all__ = [
     "offered_tools",
     "output_schema_problem",
     "phase",
+    "register_compaction_strategy",
     "register_guard",
     "register_rule",
     "replace_surrogates",
     "replay",
     "state_digest",
     "state_hash",
+    "summary_context",
+    "summary_problem",
     "tag_of",
     "tool_call_id_of",
     "transition",

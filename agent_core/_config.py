@@ -6,6 +6,7 @@ from typing import Literal
 
 import msgspec
 
+from ._compaction._policy import CompactionPolicy
 from ._workflow import Workflow
 
 BudgetPolicy = Literal["fail", "final-answer"]
@@ -73,6 +74,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     ``lineage`` is set on a child session, one a tool call of another session
     started (see ``effects.Agent.as_tool``); ``None`` for a session of its own.
     It is part of the config so that a log that has none encodes as before.
+
+    ``compaction`` (optional) says when the context is compacted and how
+    (:class:`CompactionPolicy`); without it the message window alone bounds the context.
     """
 
     system_prompt: str = ""
@@ -97,6 +101,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     max_session_cost: int | None = None
     budget_pool: str = ""
     lineage: Lineage | None = None
+    compaction: CompactionPolicy | None = None
 
 
 DEFAULT_RETRY_ON = ("timeout", "ConnectionError", "TimeoutError")

@@ -6,9 +6,13 @@ from typing import Literal, Union
 
 import msgspec
 
+from ._compaction._policy import PROVIDER, SUMMARIZE
 from ._config import ToolDefinition
 from ._inputs import ProviderItem, ToolSuccess
 from ._state import PAST_TOOL_CALLS_LISTED, AgentState, PastToolCall, ToolCallRecord
+
+SUMMARY_HEADER = "[Summary of the earlier part of this conversation, which it replaces here]"
+"""The first line of the context entry that stands for what a summary covers."""
 
 
 class ContextMessage(
@@ -67,6 +71,15 @@ class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     lists recent calls outside the context: what the internal tools can load.
     ``output_schema`` is the session's (empty for free text): adapters ask the
     provider for an answer of that schema where it can.
+
+    Under a compaction policy: ``summarized_messages`` counts the messages a
+    summary stands for (the summary is the first entry, a user message starting
+    with :data:`SUMMARY_HEADER`); ``cleared_tool_calls`` are the calls whose
+    results show as a placeholder (:func:`cleared_result`), loadable again with
+    the internal tool; ``compact_threshold`` is the input tokens at which the
+    provider should compact (strategy ``provider``; 0: not asked).
+    ``task`` is ``"summarize"`` for a summarization call (see
+    :func:`summary_context`), else ``"answer"``.
     """
 
     system_prompt: str
@@ -76,6 +89,10 @@ class LlmContext(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     older_messages: int = 0
     past_tool_calls: tuple[PastToolCall, ...] = ()
     output_schema: str = ""
+    summarized_messages: int = 0
+    cleared_tool_calls: tuple[str, ...] = ()
+    compact_threshold: int = 0
+    task: Literal["answer", "summarize"] = "answer"
 
 
 def llm_context(state: AgentState) -> LlmContext:
@@ -92,10 +109,20 @@ def llm_context(state: AgentState) -> LlmContext:
     window = turn.context_window_size if turn is not None else min(state.config.initial_context_window, count)
     first = count - window
     call_ids = turn.tool_call_ids if turn is not None else ()
+    compaction = state.compaction
+    cleared: tuple[str, ...] = ()
+    entries: list[ContextEntry] = []
+    if compaction is not None:
+        policy = state.config.compaction
+        if policy is not None and policy.strategy == SUMMARIZE:
+            # The summary, not the window, bounds the conversation: everything after it is sent.
+            first = min(first, compaction.summarized_messages)
+        if compaction.summary:
+            entries.append(ContextMessage(role="user", content=f"{SUMMARY_HEADER}\n\n{compaction.summary}"))
+        cleared = compaction.cleared
     # Messages are stored in the order of their `seq`; the turn's call groups are sorted by theirs.
     # Merging the two keeps a group after a message of the same seq, as (seq, kind) ordering would.
-    groups = _tool_call_groups(state, call_ids) if call_ids else []
-    entries: list[ContextEntry] = []
+    groups = _tool_call_groups(state, call_ids, frozenset(cleared)) if call_ids else []
     pending = len(groups)
     next_group = 0
     for message in messages[first:] if first else messages:
@@ -108,7 +135,7 @@ def llm_context(state: AgentState) -> LlmContext:
     for _, group in groups[next_group:]:
         entries.extend(group)
     tools_enabled = turn is None or not turn.final_answer
-    return LlmContext(
+    context = LlmContext(
         system_prompt=state.config.system_prompt,
         entries=tuple(entries),
         tools=offered_tools(state) if tools_enabled else (),
@@ -116,6 +143,32 @@ def llm_context(state: AgentState) -> LlmContext:
         older_messages=first,
         past_tool_calls=_past_calls(state, call_ids) if tools_enabled else (),
         output_schema=state.config.output_schema,
+    )
+    if compaction is None:
+        return context
+    return _compacted(state, context, compaction.summarized_messages, cleared, call_ids)
+
+
+def _compacted(
+    state: AgentState, context: LlmContext, summarized: int, cleared: tuple[str, ...], call_ids: tuple[str, ...]
+) -> LlmContext:
+    """``context`` with what compaction adds: the counts, the cleared calls in it, the provider's threshold."""
+    policy = state.config.compaction
+    threshold = policy.trigger_tokens if policy is not None and policy.strategy == PROVIDER else 0
+    shown = frozenset(call_ids)
+    return msgspec.structs.replace(
+        context,
+        summarized_messages=summarized,
+        cleared_tool_calls=tuple(call_id for call_id in cleared if call_id in shown),
+        compact_threshold=threshold,
+    )
+
+
+def cleared_result(call_id: str, name: str) -> str:
+    """The placeholder a cleared tool result shows: which call it was and how to load it again."""
+    return (
+        f"[result cleared to save context: tool call {call_id} ({name}); "
+        f'call load_tool_call_results with {{"tool_call_ids": ["{call_id}"]}} to see it again]'
     )
 
 
@@ -128,7 +181,9 @@ def offered_tools(state: AgentState) -> tuple[ToolDefinition, ...]:
     return tuple(tool for tool in state.tools.definitions if tool.name in allowed)
 
 
-def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int, list[ContextEntry]]]:
+def _tool_call_groups(
+    state: AgentState, ids: tuple[str, ...], cleared: frozenset[str] = frozenset()
+) -> list[tuple[int, list[ContextEntry]]]:
     """Calls requested together (same ``seq``) form one assistant message; their results follow it.
 
     Returns ``(seq, entries)`` per group, by ``seq`` (calls loaded from history come
@@ -156,7 +211,13 @@ def _tool_call_groups(state: AgentState, ids: tuple[str, ...]) -> list[tuple[int
             result = record.result
             if result is None:
                 continue
-            if isinstance(result, ToolSuccess):
+            if cleared and record.id in cleared:
+                entries.append(
+                    ContextToolResult(
+                        tool_call_id=record.id, name=record.name, content=cleared_result(record.id, record.name)
+                    )
+                )
+            elif isinstance(result, ToolSuccess):
                 entries.append(ContextToolResult(tool_call_id=record.id, name=record.name, content=result.content))
             else:
                 entries.append(

@@ -13,12 +13,15 @@ class CallLlm(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="
     """Ask the model for the next step of turn ``turn``; the request is ``llm_context(state)``.
 
     ``tools_enabled`` is false for the final answer after a budget is spent.
+    ``task`` is ``"summarize"`` for a summarization of the context (its request is
+    ``summary_context(state)``, its result a ``context-compacted`` input).
     """
 
     turn: int
     context_rev: int
     attempt: int = 0
     tools_enabled: bool = True
+    task: Literal["answer", "summarize"] = "answer"
 
 
 class CallTool(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="call-tool"):
@@ -65,7 +68,8 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
     person's answers, or a retry), but a call backing off before another attempt, whose
     ``wait-until:retry:<turn>:<at>`` runs instead; ``call-llm:<turn>:<context_rev>:<attempt>`` while
     the model should be asked (the key changes exactly when what the call
-    would send changes, or on a retry); ``wait-until:<reason>:<turn>:<at>``
+    would send changes, or on a retry), ``call-llm:summary:<turn>:<n>:<attempt>`` instead while the
+    ``n``-th summarization of the context is asked for; ``wait-until:<reason>:<turn>:<at>``
     for a retry backoff and for the turn's deadline (none while the turn only
     waits for a person's approval: that time does not count). Cost: O(open calls).
     """
@@ -94,6 +98,18 @@ def effects_at(state: AgentState) -> dict[str, Effect]:
             )
         return effects
     if turn.awaiting_ids:
+        return effects
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:
+        request = compaction.request
+        key = f"call-llm:summary:{turn.number}:{compaction.summaries + 1}:{request.attempt}"
+        effects[key] = CallLlm(
+            turn=turn.number,
+            context_rev=turn.context_rev,
+            attempt=request.attempt,
+            tools_enabled=False,
+            task="summarize",
+        )
         return effects
     effects[f"call-llm:{turn.number}:{turn.context_rev}:{turn.attempt}"] = CallLlm(
         turn=turn.number, context_rev=turn.context_rev, attempt=turn.attempt, tools_enabled=not turn.final_answer

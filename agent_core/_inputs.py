@@ -220,11 +220,24 @@ class ReActObserved(_Input, frozen=True, kw_only=True, tag="re-act-observed"):
 
 
 class LlmCallFailed(_Input, frozen=True, kw_only=True, tag="llm-call-failed"):
-    """A model call failed; retryable failures are retried with backoff while attempts remain."""
+    """A model call failed; retryable failures are retried with backoff while attempts remain.
+
+    ``context_too_long``: the provider said the request exceeds the model's
+    context; under a compaction policy the context is compacted once, else the
+    turn fails with reason ``context-too-long``. While a summarization is asked
+    for, the failure is the summarization's.
+
+    ``cost``: what the call cost in nano-units when it answered and its answer
+    was refused after it was paid for (a summary that cannot stand for the
+    context, a reply whose provider items are unusable); added to the turn's
+    and the session's spend. ``None``: nothing was priced.
+    """
 
     error: str
     retryable: bool = False
     retry_after_ms: int | None = None
+    context_too_long: bool = False
+    cost: int | None = None
 
 
 class ToolCallStarted(_Input, frozen=True, kw_only=True, tag="tool-call-started"):
@@ -351,6 +364,24 @@ class PoolVerdictReceived(_Input, frozen=True, kw_only=True, tag="pool-verdict-r
     detail: str = ""
 
 
+class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted"):
+    """A summarization call finished: ``summary`` replaces, in the context, ``messages[:messages]`` and the tool
+    calls ``tool_call_ids`` (the range the state asked for), and what an earlier summary covered.
+
+    ``called_llm_at`` is when the call started, ``usage`` what it consumed and
+    ``cost`` what it cost in nano-units (``None``: not priced), counted by the
+    turn's and the session's cost budgets like any model call's. The full
+    history stays in the state; the internal tools still reach it.
+    """
+
+    called_llm_at: int
+    summary: str
+    messages: int
+    tool_call_ids: tuple[str, ...] = ()
+    usage: Usage = Usage()
+    cost: int | None = None
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -372,6 +403,7 @@ AgentInput = Union[
     ToolCallTaskCreated,
     AnswerRejected,
     PoolVerdictReceived,
+    ContextCompacted,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

@@ -21,6 +21,7 @@ from typing import Literal
 import msgspec
 from immutables import Map
 
+from ._compaction._state import ContextCompaction
 from ._config import AgentConfig
 from ._inputs import ProviderItem, ToolResult
 from ._table import Table
@@ -191,6 +192,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     (empty without a workflow) and
     ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
     ``cost`` is what the session's priced model calls cost, in nano-units (see :func:`nanos`).
+    ``compaction`` is where context compaction stands (``None`` unless ``config.compaction`` is set).
     """
 
     started: bool = False
@@ -214,6 +216,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     workflow_state: str = ""
     audit: Vector[WorkflowMove] = _NO_AUDIT
     cost: int = 0
+    compaction: ContextCompaction | None = None
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

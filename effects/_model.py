@@ -46,7 +46,7 @@ def offered_tools(context: LlmContext) -> tuple[ToolDefinition, ...]:
 
     ``load_older_messages`` is offered while messages exist before the window;
     ``load_tool_call_results`` while past calls exist outside the context (their
-    ids, names and parameters are listed in its description). None when tools
+    ids, names and parameters are listed in its description), or results in it were cleared. None when tools
     are disabled (the final answer after a budget is spent).
     """
     if not context.tools_enabled:
@@ -58,6 +58,8 @@ def offered_tools(context: LlmContext) -> tuple[ToolDefinition, ...]:
         listed = "; ".join(f"{c.id}: {c.name}({c.parameters})" for c in context.past_tool_calls)
         base = INTERNAL_TOOLS[LOAD_TOOL_CALL_RESULTS]
         tools.append(msgspec.structs.replace(base, description=f"{base.description} Recent past calls: {listed}"))
+    elif context.cleared_tool_calls:  # the placeholders in the context name the ids
+        tools.append(INTERNAL_TOOLS[LOAD_TOOL_CALL_RESULTS])
     return tuple(tools)
 
 
@@ -91,7 +93,9 @@ class ModelError(Exception):
     """A model call failed. ``retryable`` for rate limits, 5xx, timeouts and connection errors.
 
     ``body`` keeps the provider's error body (never an API key); ``retry_after_ms``
-    carries the server's hint when it sent one.
+    carries the server's hint when it sent one; ``context_too_long`` says the
+    provider refused the request as longer than the model's context (under a
+    compaction policy the context is compacted once before the turn fails).
     """
 
     def __init__(
@@ -102,8 +106,10 @@ class ModelError(Exception):
         retry_after_ms: int | None = None,
         status: int | None = None,
         body: str = "",
+        context_too_long: bool = False,
     ) -> None:
         super().__init__(message)
+        self.context_too_long = context_too_long
         self.retryable = retryable
         self.retry_after_ms = retry_after_ms
         self.status = status

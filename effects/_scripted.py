@@ -29,7 +29,7 @@ from typing import Any, TypeAlias
 import anyio.lowlevel
 import msgspec
 
-from agent_core import LlmContext, Usage
+from agent_core import LlmContext, Usage, context_tokens
 
 from ._model import LOAD_OLDER_MESSAGES, LOAD_TOOL_CALL_RESULTS, ModelError, ModelReply, ModelToolCall, TextSink
 
@@ -122,18 +122,10 @@ class ScriptedModel:
         return call_id
 
 
-_context_encoder = msgspec.json.Encoder()
-
-
-# An empty output schema is not sent (the estimates stay those of contexts that had no such field).
-_NO_OUTPUT_SCHEMA_CHARS = len(b',"output_schema":""')
-
-
 def estimate_usage(context: LlmContext, reply: ModelReply) -> Usage:
     """About four characters per token, counting what the call sent and what it answered."""
-    sent = len(_context_encoder.encode(context)) - (0 if context.output_schema else _NO_OUTPUT_SCHEMA_CHARS)
     answered = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
-    return Usage(input_tokens=-(-sent // 4), output_tokens=-(-answered // 4))
+    return Usage(input_tokens=context_tokens(context), output_tokens=-(-answered // 4))
 
 
 # --- helpers to write scripts ---------------------------------------------------------

@@ -57,6 +57,14 @@ LATER_KINDS: list[ac.AgentInput] = [
         problems=(ac.OutputProblem(where="$.population", what="Input should be a valid integer"),),
     ),
     ac.PoolVerdictReceived(timestamp=9, pool="acme:2026-11-27", reservation_id="r1", amount=50_000_000, granted=True),
+    ac.ContextCompacted(
+        timestamp=10,
+        called_llm_at=9,
+        summary="the user wants a report",
+        messages=2,
+        tool_call_ids=("t1",),
+        usage=ac.Usage(input_tokens=40, output_tokens=8),
+    ),
 ]
 
 
@@ -316,7 +324,7 @@ def test_the_upcasters_cover_every_version_before_the_current_one() -> None:
 def test_the_schema_lists_every_input_tag() -> None:
     schema = ac.input_json_schema()
     assert list(schema["discriminator"]["mapping"]) == list(ac.INPUT_TAGS)
-    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 20
+    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 21
     assert json.dumps(schema)  # plain JSON data, ready to publish
 
 

@@ -426,13 +426,28 @@ def test_failed_model_calls_retry_with_backoff_until_attempts_run_out(
             state = check_retry(state, failed)
 
 
+def spends_budget(before: ac.AgentState, failed: ac.LlmCallFailed) -> bool:
+    """Whether ``failed`` carries a cost that spends a cost budget of the turn (outside its final answer)."""
+    turn, config = before.turn, before.config
+    if failed.cost is None or turn is None or turn.final_answer:
+        return False
+    over_turn = config.max_cost is not None and turn.cost + failed.cost >= config.max_cost
+    over_session = config.max_session_cost is not None and before.cost + failed.cost >= config.max_session_cost
+    return over_turn or over_session
+
+
 def check_retry(before: ac.AgentState, failed: ac.LlmCallFailed) -> ac.AgentState:
     """Apply a model call's failure and check its retry (or the end of the turn)."""
     after = ac.transition(before, failed)
     assert before.turn is not None
     config, number = before.config, before.turn.number
     failures = before.turn.attempt + 1
-    if failed.retryable and failures < config.llm_max_attempts:
+    if spends_budget(before, failed):
+        # A failure that was paid for and spent a cost budget is not retried: the turn ends or answers now.
+        assert after.turn is None or after.turn.final_answer
+        outcome = after.last_outcome
+        assert after.turn is not None or (outcome is not None and outcome.reason in ("max-cost", "max-session-cost"))
+    elif failed.retryable and failures < config.llm_max_attempts:
         delay = min(config.retry_max_ms, config.retry_base_ms * 2 ** (failures - 1))
         assert after.turn is not None and ac.phase(after) is ac.Phase.RETRYING
         assert after.turn.retry_at == failed.timestamp + max(delay, failed.retry_after_ms or 0)

@@ -6,10 +6,11 @@ from msgspec.structs import replace
 
 from .._encodable import MAX_TIMESTAMP_MS, shown_integer, unencodable
 from .._errors import InvalidInput, Rejection
-from .._inputs import AgentInput, WorkflowActionTaken, tag_of
+from .._inputs import AgentInput, ContextCompacted, WorkflowActionTaken, tag_of
 from .._phase import phase
 from .._state import AgentState
 from ._common import WRONG_PHASE, reject, reject_phase
+from ._compaction import CONTEXT_TOO_LONG
 from ._deadline import pause_or_resume
 from ._table import HANDLERS, INPUT_KINDS, VALID_INPUTS, WRITE_SETS, InputKind
 from .on_session_started import on_session_started
@@ -82,14 +83,27 @@ def check(state: AgentState, inp: AgentInput) -> Rejection | None:
 
 def valid_inputs(state: AgentState) -> tuple[str, ...]:
     """The input types the state's current phase may accept, sorted (``workflow-action-taken`` only
-    in a session with a workflow)."""
+    in a session with a workflow, ``context-compacted`` only under a compaction policy)."""
     valid = VALID_INPUTS[phase(state)]
     if state.config.workflow is None:
         valid = valid - _WORKFLOW_ONLY
+    if state.config.compaction is None:
+        valid = valid - _COMPACTION_ONLY
     return tuple(sorted(valid))
 
 
 _WORKFLOW_ONLY = frozenset({tag_of(WorkflowActionTaken)})
+_COMPACTION_ONLY = frozenset({tag_of(ContextCompacted)})
 
 
-__all__ = ["INPUT_KINDS", "MAX_INPUT_ROUNDS", "VALID_INPUTS", "WRITE_SETS", "InputKind", "check", "transition", "valid_inputs"]
+__all__ = [
+    "CONTEXT_TOO_LONG",
+    "INPUT_KINDS",
+    "MAX_INPUT_ROUNDS",
+    "VALID_INPUTS",
+    "WRITE_SETS",
+    "InputKind",
+    "check",
+    "transition",
+    "valid_inputs",
+]

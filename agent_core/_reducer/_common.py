@@ -62,6 +62,20 @@ def require_not_streaming(state: AgentState, inp: AgentInput, turn: Turn) -> Non
         )
 
 
+def require_not_summarizing(state: AgentState, inp: AgentInput) -> None:
+    """While a summarization is asked for, the model call that runs is the summarization: nothing of an answer."""
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:
+        reject(
+            state,
+            inp,
+            "summarizing",
+            "summary-first",
+            f"a summarization of the context is under way; expected context-compacted or llm-call-failed "
+            f"before {tag_of(inp)}",
+        )
+
+
 def require_new_message_id(state: AgentState, inp: AgentInput, message_id: str) -> None:
     """Message ids are unique across the session, queued messages included."""
     if not message_id:

@@ -24,6 +24,7 @@ import msgspec
 from .._inputs import (
     AgentInput,
     AnswerRejected,
+    ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -48,6 +49,7 @@ from .._inputs import (
 from .._phase import Phase
 from .._state import AgentState
 from .on_answer_rejected import on_answer_rejected
+from .on_context_compacted import on_context_compacted
 from .on_context_window_expanded import on_context_window_expanded
 from .on_history_tool_calls_added import on_history_tool_calls_added
 from .on_llm_call_failed import on_llm_call_failed
@@ -95,7 +97,18 @@ def _row(
 _ALWAYS = frozenset({"timestamp", "step"})
 # Ending a turn closes dangling calls and a streaming message, records the
 # outcome, and may open the next turn with queued messages.
-_ENDS_TURN = ("tool_calls", "messages", "message_index", "turn", "turns", "last_outcome", "queued", "past_calls")
+# Deriving the next model call may compact the context.
+_ENDS_TURN = (
+    "tool_calls",
+    "messages",
+    "message_index",
+    "turn",
+    "turns",
+    "last_outcome",
+    "queued",
+    "past_calls",
+    "compaction",
+)
 _IN_A_TURN = (Phase.THINKING, Phase.ACTING, Phase.AWAITING_APPROVAL, Phase.RETRYING)
 _ANY_TIME = (Phase.IDLE, *_IN_A_TURN)
 _THINKING = (Phase.THINKING,)
@@ -106,14 +119,14 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(
         SessionStarted,
         on_session_started,
-        ("started", "session_id", "config", "tools", "workflow_state"),
+        ("started", "session_id", "config", "tools", "workflow_state", "compaction"),
         (Phase.NOT_STARTED,),
     ),
     _row(UserMessageReceived, on_user_message_received, _ENDS_TURN, _ANY_TIME),
     _row(LlmMessageStarted, on_llm_message_started, ("messages", "message_index", "turn"), _THINKING),
     _row(LlmMessageCompleted, on_llm_message_completed, ("messages", "turn"), _THINKING),
     _row(ReActObserved, on_re_act_observed, _OBSERVED, _THINKING),
-    _row(LlmCallFailed, on_llm_call_failed, _ENDS_TURN, _THINKING),
+    _row(LlmCallFailed, on_llm_call_failed, (*_ENDS_TURN, "cost"), _THINKING),
     _row(ToolCallStarted, on_tool_call_started, ("tool_calls",), (Phase.ACTING,)),
     _row(ToolCallCompleted, on_tool_call_completed, (*_ENDS_TURN, "workflow_state", "audit"), (Phase.ACTING,)),
     _row(ToolCallApproved, on_tool_call_approved, ("tool_calls", "turn"), _DECIDING),
@@ -128,6 +141,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
+    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

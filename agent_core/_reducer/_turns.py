@@ -20,6 +20,7 @@ from .._state import (
 )
 from .._table import Table, grown
 from .._vector import Vector
+from ._compaction import CONTEXT_TOO_LONG, TooLong, compact_if_due
 
 
 def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int] | Table[str, int]]:
@@ -113,7 +114,8 @@ def close_streaming(messages: Vector[Message], index: Map[str, int] | Table[str,
 
 
 def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = "", *, output: str = "") -> AgentState:
-    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends.
+    """Close the open turn with an outcome; dangling calls get failure results, a streaming message ends, a
+    summarization under way is given up (the next turn decides again).
 
     Messages queued under the ``queue`` policy then open the next turn.
     ``state`` already carries the input's timestamp and step.
@@ -122,8 +124,12 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
     assert turn is not None
     dangling = turn.open_call_ids + turn.awaiting_ids
     why = f"the turn was {kind} ({detail or reason})" if dangling else ""
+    compaction = state.compaction
+    if compaction is not None and compaction.request is not None:  # a summarization under way is given up
+        compaction = replace(compaction, request=None)
     state = replace(
         state,
+        compaction=compaction,
         tool_calls=close_calls(state, dangling, why) if dangling else state.tool_calls,
         messages=close_streaming(state.messages, state.message_index, turn),
         turn=None,
@@ -162,8 +168,10 @@ def exhaust(state: AgentState, reason: str, detail: str) -> AgentState:
         context_rev=turn.context_rev + 1,
         streaming_message_id="",
     )
-    return replace(
-        state, tool_calls=calls, turn=final, messages=close_streaming(state.messages, state.message_index, turn)
+    return compacted(
+        replace(
+            state, tool_calls=calls, turn=final, messages=close_streaming(state.messages, state.message_index, turn)
+        )
     )
 
 
@@ -176,16 +184,20 @@ def final_answer_used_tools(state: AgentState) -> AgentState:
 
 
 def settle(state: AgentState) -> AgentState:
-    """Check the model-call budgets at the moment a next model call would be derived."""
+    """Check the model-call budgets at the moment a next model call would be derived, then compact the
+    context if the session's policy says so (see ``_compaction``)."""
     turn = state.turn
-    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None or turn.final_answer:
+    if turn is None or turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None:
         return state
+    if turn.final_answer:  # no budget left to check: the final answer is derived, once its context fits
+        return compacted(state)
     config = state.config
     if config.max_model_calls is not None and turn.model_calls >= config.max_model_calls:
         return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
     if config.max_tokens is not None and turn.tokens >= config.max_tokens:
         return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    return _settle_cost(state, turn, config)
+    costed = settle_cost(state, turn, config)
+    return compacted(state) if costed is state else costed
 
 
 def counts_cost(config: AgentConfig) -> bool:
@@ -193,7 +205,7 @@ def counts_cost(config: AgentConfig) -> bool:
     return config.max_cost is not None or config.max_session_cost is not None or bool(config.budget_pool)
 
 
-def _settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
+def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
     """The money budgets, at the moment a next model call would be derived.
 
     A call that could not be priced ends the turn: the budgets could no longer
@@ -213,3 +225,17 @@ def _settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentSta
             return end_turn(state, "failed", "max-session-cost", detail)
         return exhaust(state, "max-session-cost", detail)
     return state
+
+
+def compacted(state: AgentState) -> AgentState:
+    """``state`` with its context compacted (or the turn failed ``context-too-long``) if the session's policy
+    says so now that a model call is about to be derived (see ``_compaction``)."""
+    turn = state.turn
+    if state.config.compaction is None or turn is None:
+        return state
+    if turn.open_call_ids or turn.awaiting_ids or turn.retry_at is not None:
+        return state
+    decided = compact_if_due(state)
+    if isinstance(decided, TooLong):
+        return end_turn(state, "failed", CONTEXT_TOO_LONG, decided.detail)
+    return decided

@@ -7,7 +7,7 @@ from msgspec.structs import replace
 from .._inputs import AnswerRejected
 from .._output import MAX_OUTPUT_PROBLEMS, MAX_PROBLEM_CHARS, problems_text, rejection_note
 from .._state import AgentState, Message, Turn
-from ._common import reject, require_new_message_id, require_thinking
+from ._common import reject, require_new_message_id, require_not_summarizing, require_thinking
 from ._turns import append_message, end_turn, settle
 from .on_re_act_observed import _counted, _turn_counted, _validate
 
@@ -22,11 +22,18 @@ def on_answer_rejected(state: AgentState, inp: AnswerRejected) -> AgentState:
     An invalid output is asked again ``max_output_retries`` times, an empty reply
     :data:`EMPTY_ANSWERS_RETRIED` time; a final answer (the budget is spent) is
     never asked again. The failed turn's detail lists the last problems.
+
+    Under a compaction policy the call's reported input tokens are what the
+    trigger reads next, as after any model call; a rejection cannot come while
+    a summarization is under way (that call is the summarization).
     """
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     _validate(state, inp, turn)
     _check(state, inp)
     require_new_message_id(state, inp, inp.message_id)
+    if state.compaction is not None:
+        state = replace(state, compaction=replace(state.compaction, last_input_tokens=inp.usage.input_tokens))
     if inp.reason == "invalid-output":
         turn = _turn_counted(state, turn, inp, output_retries=turn.output_retries + 1)
         spent = turn.output_retries > state.config.max_output_retries

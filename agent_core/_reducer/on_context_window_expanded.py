@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import ContextWindowExpanded
 from .._state import AgentState
-from ._common import require_not_streaming, require_thinking
+from ._common import require_not_streaming, require_not_summarizing, require_thinking
 from ._turns import final_answer_used_tools, settle
 
 
@@ -14,6 +14,7 @@ def on_context_window_expanded(state: AgentState, inp: ContextWindowExpanded) ->
     """Widen the window by ``context_window_step``, capped at the message count, and ask the
     model again. The request counts as a model call, so the model-call budget bounds it."""
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     # Otherwise the new call-llm key cancels the streaming call and leaves its
     # message streaming forever, which refuses every later model output.
     require_not_streaming(state, inp, turn)

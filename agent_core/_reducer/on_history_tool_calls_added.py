@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import HistoryToolCallsAdded
 from .._state import AgentState
-from ._common import reject, require_not_streaming, require_thinking
+from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
 from ._turns import final_answer_used_tools, settle
 
 
@@ -14,6 +14,7 @@ def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -
     """Bring known past tool calls into the turn's context (repeats and calls already there are
     skipped) and ask the model again. Counts as a model call, like the context window tool."""
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     # Otherwise the new call-llm key cancels the streaming call and leaves its
     # message streaming forever, which refuses every later model output.
     require_not_streaming(state, inp, turn)
@@ -33,6 +34,12 @@ def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -
         if call_id not in present:
             present.add(call_id)
             added.append(call_id)
+    compaction = state.compaction
+    if compaction is not None and compaction.cleared:  # a cleared result the model asks for shows again
+        asked = frozenset(inp.tool_call_ids)
+        still = tuple(call_id for call_id in compaction.cleared if call_id not in asked)
+        back = tuple(call_id for call_id in compaction.cleared if call_id in asked)
+        state = replace(state, compaction=replace(compaction, cleared=still, restored=compaction.restored + back))
     turn = replace(
         turn,
         tool_call_ids=turn.tool_call_ids + tuple(added),

@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._inputs import LlmMessageStarted
 from .._state import AgentState, Message
-from ._common import reject, require_new_message_id, require_thinking
+from ._common import reject, require_new_message_id, require_not_summarizing, require_thinking
 from ._turns import append_message
 
 
@@ -14,6 +14,7 @@ def on_llm_message_started(state: AgentState, inp: LlmMessageStarted) -> AgentSt
     """Append an empty streaming assistant message. The window grows by one so the turn's own
     messages never push older context out; the ``call-llm`` key does not change."""
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     if turn.streaming_message_id:
         reject(
             state,

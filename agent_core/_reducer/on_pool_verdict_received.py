@@ -12,7 +12,8 @@ from ._turns import end_turn
 
 
 def on_pool_verdict_received(state: AgentState, inp: PoolVerdictReceived) -> AgentState:
-    """A grant lets the model call go on (nothing else changes); a refusal fails the turn, reason ``budget-pool``."""
+    """A grant lets the model call (the answer's or a summarization's) go on (nothing else changes); a refusal
+    fails the turn, reason ``budget-pool`` (which gives up a summarization under way)."""
     require_thinking(state, inp)
     pool = state.config.budget_pool
     if not pool or inp.pool != pool:

@@ -11,11 +11,12 @@ from .._inputs import AnswerRejected, CompleteReAct, ReActObserved, ToolCallRequ
 from .._output import output_value_problem
 from .._rules import Judgement
 from .._state import AgentState, Message, Turn
-from ._common import reject, require_not_streaming, require_thinking
+from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
 from ._items import check_items
 from ._records import record_requests, records
+from ._spend import check_cost, session_spend, turn_spend
 from ._stuck import Repeats, count_repeats
-from ._turns import counts_cost, end_turn, exhaust, final_answer_used_tools, settle
+from ._turns import end_turn, exhaust, final_answer_used_tools, settle
 from ._workflow import Tripped, judge_batch
 
 
@@ -28,8 +29,11 @@ def on_re_act_observed(state: AgentState, inp: ReActObserved) -> AgentState:
     (a rule's stop always ends the turn). Each call is judged by the rules once.
     """
     turn = require_thinking(state, inp)
+    require_not_summarizing(state, inp)
     _validate(state, inp, turn)
     answered = check_items(state, inp)
+    if state.compaction is not None:  # the trigger reads what the last call reported
+        state = replace(state, compaction=replace(state.compaction, last_input_tokens=inp.usage.input_tokens))
     observation = inp.observation
     if isinstance(observation, CompleteReAct):
         if answered is not None:
@@ -98,21 +102,22 @@ def _continue(
         output_tokens=state.output_tokens + usage.output_tokens,
         tool_calls=calls,
         tool_call_log=log,
-        cost=state.cost + (inp.cost or 0),
+        cost=session_spend(state, inp.cost),
     )
 
 
 def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected, **changes: Any) -> Turn:
     """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
     usage = inp.usage
+    cost, unpriced = turn_spend(state, turn, inp.cost)
     return replace(
         turn,
         model_calls=turn.model_calls + 1,
         tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
         attempt=0,
         context_rev=turn.context_rev + 1,
-        cost=turn.cost + (inp.cost or 0),
-        unpriced=turn.unpriced or (inp.cost is None and counts_cost(state.config)),
+        cost=cost,
+        unpriced=unpriced,
         **changes,
     )
 
@@ -128,7 +133,7 @@ def _counted(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn)
         called_llm_at=inp.called_llm_at,
         input_tokens=state.input_tokens + usage.input_tokens,
         output_tokens=state.output_tokens + usage.output_tokens,
-        cost=state.cost + (inp.cost or 0),
+        cost=session_spend(state, inp.cost),
     )
 
 
@@ -190,7 +195,7 @@ def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn
             f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
             f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
         )
-    _validate_cost(state, inp)
+    check_cost(state, inp)
     if (usage.cache_read_tokens or usage.cache_write_tokens or usage.reasoning_tokens) and not _parts_fit(usage):
         reject(
             state,
@@ -225,25 +230,6 @@ def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn
                 "tool-call-id-unique",
                 f"tool call id {call_id!r} is already used in this session; expected new ids",
             )
-
-
-def _validate_cost(state: AgentState, inp: ReActObserved | AnswerRejected) -> None:
-    """A call's cost, when priced, is 0 or more and keeps the session's cost in range."""
-    cost = inp.cost
-    if cost is None:
-        return
-    if cost < 0:
-        # Accepted, it would lower the session's and the turn's spend below what was paid.
-        reject(state, inp, "negative-cost", "cost-not-negative", f"expected a cost of 0 or more nano-units, got {cost}")
-    if state.cost + cost > MAX_COUNT:
-        reject(
-            state,
-            inp,
-            "cost-overflow",
-            "cost-in-range",
-            f"cost={cost} would take the session's cost past {MAX_COUNT} nano-units; "
-            "expected what one model call cost, in nano-units",
-        )
 
 
 def _validate_output(state: AgentState, inp: ReActObserved) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._compaction._policy import policy_problems
+from .._compaction._state import ContextCompaction
 from .._config import MAX_STUCK_WINDOW
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
 from .._inputs import SCHEMA_VERSION, SessionStarted
@@ -59,6 +61,7 @@ def on_session_started(state: AgentState, inp: SessionStarted) -> AgentState:
         session_id=inp.session_id,
         config=inp.config,
         tools=tools,
+        compaction=ContextCompaction() if inp.config.compaction is not None else None,
         timestamp=inp.timestamp,
         step=state.step + 1,
     )
@@ -142,4 +145,6 @@ def config_problems(inp: SessionStarted) -> list[str]:
     schema = output_schema_problem(config.output_schema)
     if schema is not None:
         problems.append(schema)
+    if config.compaction is not None:
+        problems.extend(policy_problems(config.compaction, MAX_COUNT))
     return problems

@@ -7,7 +7,7 @@ from msgspec.structs import replace
 from .._inputs import UserMessageReceived
 from .._state import AgentState, Message
 from ._common import require_new_message_id
-from ._turns import append_message, close_streaming, end_turn, open_turn
+from ._turns import append_message, close_streaming, compacted, end_turn, open_turn
 
 
 def on_user_message_received(state: AgentState, inp: UserMessageReceived) -> AgentState:
@@ -43,4 +43,4 @@ def _merge(state: AgentState, message: Message) -> AgentState:
         context_rev=turn.context_rev + 1,
         streaming_message_id="",
     )
-    return replace(state, messages=messages, message_index=index, turn=turn)
+    return compacted(replace(state, messages=messages, message_index=index, turn=turn))

@@ -46,6 +46,7 @@ from ._draw import due_at
 from ._invalid import invalid_input
 from ._kinds import (
     answer_rejected,
+    context_compacted,
     context_window_expanded,
     history_tool_calls_added,
     inputs,
@@ -71,6 +72,7 @@ from ._next import next_input, next_input_kinds
 from ._sessions import fold, sessions
 from ._values import (
     agent_configs,
+    compaction_policies,
     ids,
     input_objects,
     observations,
@@ -91,6 +93,8 @@ __all__ = [
     "VERDICT_RULE",
     "agent_configs",
     "answer_rejected",
+    "compaction_policies",
+    "context_compacted",
     "context_window_expanded",
     "due_at",
     "fold",

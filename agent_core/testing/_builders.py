@@ -9,12 +9,14 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from .._compaction._tokens import CHARS_PER_TOKEN
 from .._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
     AgentInput,
     AnswerRejected,
     CompleteReAct,
+    ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
@@ -129,6 +131,7 @@ def _failed(draw: st.DrawFn, state: AgentState) -> AgentInput:
         error=draw(_TEXTS),
         retryable=draw(_RETRYABLE),
         retry_after_ms=draw(_RETRY_AFTER),
+        cost=draw(_COSTS),
     )
 
 
@@ -249,6 +252,25 @@ def _verdict(draw: st.DrawFn, state: AgentState) -> AgentInput:
     )
 
 
+def _compacted(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    compaction = state.compaction
+    assert compaction is not None and compaction.request is not None
+    request = compaction.request
+    at = later(draw, state)
+    policy = state.config.compaction
+    assert policy is not None
+    summary = ("summary " + draw(_TEXTS))[: policy.summary_max_tokens * CHARS_PER_TOKEN]  # what summary_problem allows
+    return ContextCompacted(
+        timestamp=at,
+        called_llm_at=state.timestamp,
+        summary=summary,
+        messages=request.messages,
+        tool_call_ids=request.tool_call_ids,
+        usage=draw(_USAGES),
+        cost=draw(_COSTS),
+    )
+
+
 def _session(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return draw(session_started(timestamp=st.integers(EPOCH_MS, EPOCH_MS + 10**9)))
 
@@ -287,6 +309,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         ToolCallTaskCreated: _task_created,
         AnswerRejected: _rejected,
         PoolVerdictReceived: _verdict,
+        ContextCompacted: _compacted,
     },
     "builders",
 )

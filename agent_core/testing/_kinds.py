@@ -15,6 +15,7 @@ from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
     AnswerRejected,
+    ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
     LlmCallFailed,
@@ -126,6 +127,7 @@ def llm_call_failed(*, timestamp: Ts = None, retryable: bool | None = None) -> S
         error=texts(),
         retryable=field(retryable, st.booleans()),
         retry_after_ms=st.none() | st.integers(0, 60_000),
+        cost=st.none() | st.integers(0, 50_000_000),
     )
 
 
@@ -252,6 +254,22 @@ def pool_verdict_received(*, timestamp: Ts = None, pool: Str = None) -> SearchSt
     )
 
 
+def context_compacted(
+    *, timestamp: Ts = None, messages: int | SearchStrategy[int] | None = None
+) -> SearchStrategy[ContextCompacted]:
+    """``context-compacted``, with an arbitrary summary and range."""
+    return st.builds(
+        ContextCompacted,
+        timestamp=_at(timestamp),
+        called_llm_at=_at(None),
+        summary=texts(),
+        messages=field(messages, st.integers(0, 8)),
+        tool_call_ids=st.lists(ids(), max_size=3).map(tuple),
+        usage=usages(),
+        cost=st.none() | st.integers(0, 50_000_000),
+    )
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -274,6 +292,7 @@ BY_TAG: dict[str, Any] = per_kind(
         ToolCallTaskCreated: tool_call_task_created,
         AnswerRejected: answer_rejected,
         PoolVerdictReceived: pool_verdict_received,
+        ContextCompacted: context_compacted,
     },
     "input strategies",
 )

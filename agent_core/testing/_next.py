@@ -44,6 +44,7 @@ _WEIGHTS = tuple(
             "tool-call-task-created": 1,
             "answer-rejected": 1,
             "pool-verdict-received": 2,
+            "context-compacted": 6,
         },
         "weights",
     ).items()
@@ -65,7 +66,12 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
     if due_at(turn, state.tool_calls) is not None:
         kinds.add("timer-fired")
     current = phase(state)
-    if current is Phase.THINKING:
+    summarizing = state.compaction is not None and state.compaction.request is not None
+    if current is Phase.THINKING and summarizing:
+        kinds.update(("llm-call-failed", "context-compacted"))
+        if state.config.budget_pool:
+            kinds.add("pool-verdict-received")
+    elif current is Phase.THINKING:
         kinds.add("llm-call-failed")
         if turn.streaming_message_id:
             kinds.add("llm-message-completed")

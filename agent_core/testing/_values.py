@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from .._compaction._policy import BUILT_IN_STRATEGIES, CompactionPolicy
 from .._config import AgentConfig, ToolDefinition, ToolRetry
 from .._inputs import (
     CompleteReAct,
@@ -80,7 +81,8 @@ def output_problems() -> SearchStrategy[tuple[OutputProblem, ...]]:
 
 def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
     """:class:`AgentConfig` values covering every knob: budgets on and off, both budget policies,
-    all three user message policies, deadlines, retries and stuck thresholds.
+    all three user message policies, deadlines, retries and stuck thresholds. No compaction policy
+    unless asked: ``agent_configs(compaction=compaction_policies())``.
 
     A keyword fixes that field to a value, or draws it from a strategy:
     ``agent_configs(user_message_policy="queue", max_turn_ms=st.none())``.
@@ -109,8 +111,28 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "max_cost": st.sampled_from((None, None, None, 0, 30_000_000, 10**9)),
         "max_session_cost": st.sampled_from((None, None, None, 50_000_000, 10**9)),
         "budget_pool": st.sampled_from(("", "", "", "acme:2026-11-27")),
+        "compaction": st.none(),
     }
     return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
+
+
+@st.composite
+def compaction_policies(draw: st.DrawFn) -> CompactionPolicy:
+    """:class:`CompactionPolicy` values ``session-started`` accepts: each built-in strategy, small windows (so
+    compaction fires in short sessions), token and count triggers."""
+    window = draw(st.sampled_from((60, 200, 1_000, 8_000)))
+    trigger = draw(st.integers(50, 100))
+    keep = draw(st.integers(0, trigger - 20))
+    policy = CompactionPolicy(context_window_tokens=window, trigger_percent=trigger, keep_recent_percent=keep)
+    room = max(1, policy.trigger_tokens - policy.keep_tokens)
+    return CompactionPolicy(
+        context_window_tokens=window,
+        strategy=draw(st.sampled_from(BUILT_IN_STRATEGIES)),
+        trigger_percent=trigger,
+        keep_recent_percent=keep,
+        max_messages=draw(st.sampled_from((None, None, 3, 8))),
+        summary_max_tokens=draw(st.integers(1, max(1, room - 1))),
+    )
 
 
 FAILURE_CODES = ("timeout", "", "ConnectionError", "ValueError", "timeout")

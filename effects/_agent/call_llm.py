@@ -7,10 +7,14 @@ either an internal tool's input (``context-window-expanded`` /
 or ``re-act-observed`` with the tool calls or ``complete-re-act``, and the
 reply's provider items (see ``_reply_items``).
 
+A ``call-llm`` effect whose ``task`` is ``summarize`` is a summarization of the
+context (``summarize``), whose result is ``context-compacted``.
+
 Failures: anything the model adapter raises ends the call with
 ``llm-call-failed``: a :class:`~effects.ModelError` with its ``retryable``
 flag (the reducer retries with backoff), any other exception not retryable,
-with its type and message (the turn fails with reason ``llm-error``). An error
+with its type and message (the turn fails with reason ``llm-error``); an error
+saying the context is too long carries ``context_too_long``. An error
 raised by this handler's own machinery (a subscriber of the streamed text, the
 clock) is a bug and propagates.
 """
@@ -33,7 +37,6 @@ from agent_core import (
     ContextWindowExpanded,
     ContinueReAct,
     HistoryToolCallsAdded,
-    LlmCallFailed,
     LlmMessageCompleted,
     LlmMessageStarted,
     Observation,
@@ -46,13 +49,14 @@ from agent_core import (
 )
 
 from .._arguments import arguments_object
-from .._clock import TIMED_OUT, run_until
 from .._machine import Dispatch
 from .._model import INTERNAL_TOOLS, LOAD_OLDER_MESSAGES, ModelError, ModelReply, ModelToolCall
+from ._ask import ask_model, failed_input
 from ._context import EffectContext
 from ._events import TextDelta
 from ._hold import Hold, reserve
 from ._reply_items import logged_items
+from .summarize import summarize
 
 
 class _Stream:
@@ -99,16 +103,18 @@ async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch
     With a budget pool, the call first reserves from it and logs the verdict;
     a refusal ends the turn, so the model is not asked. The hold is settled at
     the call's cost before the reply enters the log, or released if the call
-    fails or is cancelled.
+    fails or is cancelled. A summarization of the context (``task`` ``summarize``,
+    see ``summarize``) is reserved, settled and priced the same way.
     """
+    run = summarize if eff.task == "summarize" else _call
     if not state.config.budget_pool:
-        await _call(ctx, state, dispatch, None)
+        await run(ctx, state, dispatch, None)
         return
     hold = await reserve(ctx, state, dispatch)
     if hold is None:
         return
     try:
-        await _call(ctx, state, dispatch, hold)
+        await run(ctx, state, dispatch, hold)
     finally:
         if not hold.settled:
             with anyio.CancelScope(shield=True):
@@ -119,14 +125,14 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
     called_at = ctx.stamp(state.timestamp)
     stream = _Stream(ctx, state, dispatch)
     try:
-        reply = await _complete(ctx, state, stream)
+        reply = await ask_model(ctx, llm_context(state), stream.on_text)
     except Exception as error:
         if stream.broken is not None:
             # Not the model's failure: a subscriber of the streamed text raised (an adapter may have wrapped it).
             raise stream.broken from None
         if hold is not None:  # before the failure ends the turn: nothing waits on a hold once it has
             await hold.release()
-        dispatch(_failed(ctx, error))
+        dispatch(failed_input(ctx, error))
         return
     reply = writable_reply(reply)
     cost = ctx.price(reply.usage)
@@ -148,8 +154,8 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
     call_ids = tuple(observation.tool_calls) if isinstance(observation, ContinueReAct) else ()
     try:
         items = logged_items(reply, call_ids, stream.message_id)
-    except ModelError as error:
-        dispatch(_failed(ctx, error))
+    except ModelError as error:  # after the call was paid for: its cost is logged with the failure
+        dispatch(replace(failed_input(ctx, error), cost=cost))
         return
     observed = ReActObserved(
         timestamp=ctx.stamp(),
@@ -185,34 +191,6 @@ def _judged(ctx: EffectContext, state: AgentState, reply: ModelReply) -> str | A
         problems=problems,
         usage=reply.usage,
     )
-
-
-async def _complete(ctx: EffectContext, state: AgentState, stream: _Stream) -> ModelReply:
-    """The model's reply, or :class:`ModelError` (retryable) when it takes longer than the context allows."""
-    timeout = ctx.model_timeout_ms
-    context = llm_context(state)
-    if timeout is None:
-        return await ctx.model.complete(context, stream.on_text)
-    reply = await run_until(  # final: nothing after it waits (under trio the timeout may cancel the effect's scope)
-        ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, stream.on_text), final=True
-    )
-    if reply is TIMED_OUT:
-        raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)
-    return reply
-
-
-def _failed(ctx: EffectContext, error: Exception) -> LlmCallFailed:
-    if isinstance(error, ModelError):
-        text = str(error) or type(error).__name__
-        text = f"HTTP {error.status}: {text}" if error.status is not None else text
-        return LlmCallFailed(
-            timestamp=ctx.stamp(),
-            error=replace_surrogates(text),
-            retryable=error.retryable,
-            retry_after_ms=error.retry_after_ms,
-        )
-    text = replace_surrogates(f"{type(error).__name__}: {error}")
-    return LlmCallFailed(timestamp=ctx.stamp(), error=text, retryable=False)
 
 
 def writable_reply(reply: ModelReply) -> ModelReply:

@@ -8,6 +8,8 @@ from typing import Any
 from agent_core import (
     AgentInput,
     AgentState,
+    AnswerRejected,
+    ContextCompacted,
     ContextMessage,
     ContextToolCalls,
     ContinueReAct,
@@ -16,7 +18,9 @@ from agent_core import (
     ReActObserved,
     ToolCallCompleted,
     ToolSuccess,
+    Usage,
     llm_context,
+    summary_context,
     tag_of,
     tool_call_id_of,
 )
@@ -84,8 +88,10 @@ def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start
     if key.startswith("call-llm:"):
         attributes = common(state.session_id, conventions, "chat")
         attributes["agent_core.llm.attempt"] = int(key.rsplit(":", 1)[1])
-        context = llm_context(state)
+        summarizing = key.startswith("call-llm:summary:")
+        context = summary_context(state) if summarizing else llm_context(state)
         attributes["agent_core.context.entries"] = len(context.entries)
+        attributes.update(compaction_attributes(state, context, summarizing))
         if conventions.model:
             attributes["gen_ai.request.model"] = conventions.model
         if conventions.capture_content:
@@ -102,6 +108,27 @@ def effect_start(key: str, state: AgentState, conventions: Conventions) -> Start
         "internal",
         {"agent_core.wait.reason": reason, "agent_core.wait.until": int(key.rsplit(":", 1)[1])},
     )
+
+
+def compaction_attributes(state: AgentState, context: LlmContext, summarizing: bool) -> Attributes:
+    """What compaction decided for a model call (nothing without a compaction policy): for a summarization,
+    the range it covers; for an answer, the messages a summary stands for and the cleared tool results."""
+    compaction = state.compaction
+    if compaction is None:
+        return {}
+    request = compaction.request
+    if summarizing and request is not None:
+        return {
+            "agent_core.compaction.task": "summarize",
+            "agent_core.compaction.covers.messages_from": compaction.summarized_messages,
+            "agent_core.compaction.covers.messages_to": request.messages,
+            "agent_core.compaction.covers.tool_call_ids": list(request.tool_call_ids),
+        }
+    attributes: Attributes = {
+        "agent_core.compaction.summarized_messages": context.summarized_messages,
+        "agent_core.compaction.cleared_tool_call_ids": list(context.cleared_tool_calls),
+    }
+    return attributes
 
 
 def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, conventions: Conventions) -> End:
@@ -126,29 +153,41 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
                 "agent_core.llm.retryable": inp.retryable,
             }
         )
+        if inp.cost is not None:  # the call answered and was paid for; its answer was refused
+            attributes[COST_ATTRIBUTE] = inp.cost
         return attributes, inp.error, None
     if isinstance(inp, ReActObserved):
         calls = isinstance(inp.observation, ContinueReAct)
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls" if calls else "stop",)
-        usage = inp.usage
-        attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
-        attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
-        for name, count in (
-            ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
-            ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
-            ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
-        ):
-            if count:  # reported only when the provider broke the totals down
-                attributes[name] = count
-        if inp.cost is not None:  # GenAI's conventions have no cost attribute: ours, in exact nano-units
-            attributes[COST_ATTRIBUTE] = inp.cost
+        _spent(attributes, inp.usage, inp.cost)
         if conventions.capture_content:
             attributes["gen_ai.output.messages"] = json.dumps(_output(inp, after))
+        return attributes, "", inp.called_llm_at
+    if isinstance(inp, ContextCompacted | AnswerRejected):  # a summarization, a refused answer: paid calls too
+        attributes["gen_ai.response.finish_reasons"] = ("stop",)
+        if isinstance(inp, AnswerRejected):
+            attributes["agent_core.answer.rejected"] = inp.reason
+        _spent(attributes, inp.usage, inp.cost)
         return attributes, "", inp.called_llm_at
     if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls)
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls",)
         attributes["agent_core.internal_tool"] = tag_of(inp)
     return attributes, "", None
+
+
+def _spent(attributes: Attributes, usage: Usage, cost: int | None) -> None:
+    """A finished model call's usage (GenAI's attributes) and cost (ours) into ``attributes``."""
+    attributes["gen_ai.usage.input_tokens"] = usage.input_tokens
+    attributes["gen_ai.usage.output_tokens"] = usage.output_tokens
+    for name, count in (
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+    ):
+        if count:  # reported only when the provider broke the totals down
+            attributes[name] = count
+    if cost is not None:  # GenAI's conventions have no cost attribute: ours, in exact nano-units
+        attributes[COST_ATTRIBUTE] = cost
 
 
 def input_event(seq: int, inp: AgentInput) -> Attributes:

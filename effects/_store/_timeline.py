@@ -26,7 +26,14 @@ from ._replay import PROGRESS_EVERY, Progress
 from ._summary import summarize
 
 _MODEL_ANSWERS = frozenset(
-    {"re-act-observed", "llm-call-failed", "context-window-expanded", "history-tool-calls-added"}
+    {
+        "re-act-observed",
+        "llm-call-failed",
+        "context-window-expanded",
+        "history-tool-calls-added",
+        "context-compacted",
+        "answer-rejected",
+    }
 )
 
 

@@ -92,7 +92,8 @@ def status_error(
         retryable = False
         advice = (
             "Not retryable: the conversation is longer than the model's context window; "
-            "use a smaller initial_context_window or a model with a larger window."
+            "use a compaction policy (AgentConfig.compaction), a smaller initial_context_window or a model with a "
+            "larger window."
         )
     elif status < 300:
         retryable = _error_type(body) in _RETRYABLE_STREAM_TYPES or _error_type(body) == ""
@@ -113,7 +114,10 @@ def status_error(
     # The body goes in the message too: the runner logs the message (``llm-call-failed``), not the error object.
     shown = text if len(text) <= _BODY_CHARS else text[:_BODY_CHARS] + "..."
     message = redact(f"{origin} failed {how}: {detail}. {advice} Body: {shown or '(empty)'}", secrets)
-    return ModelError(message, retryable=retryable, retry_after_ms=wait, status=status, body=text)
+    too_long = _CONTEXT_LENGTH.search(text) is not None
+    return ModelError(
+        message, retryable=retryable, retry_after_ms=wait, status=status, body=text, context_too_long=too_long
+    )
 
 
 def translate(error: Exception, sdk: Any, http: Any, origin: str, secrets: Sequence[str], key_hint: str) -> ModelError:

@@ -39,7 +39,8 @@ class OpenAIResponsesModel(HttpModel):
     ``reasoning`` (``{"effort": "medium", "summary": "auto"}``) and
     ``context_management`` (``[{"type": "compaction", "compact_threshold":
     200000}]``: server-side compaction, whose items are logged and sent back)
-    are passed as given; other keyword arguments (``max_output_tokens``,
+    are passed as given (without it, a session whose compaction policy has
+    strategy ``provider`` sends its threshold); other keyword arguments (``max_output_tokens``,
     ``timeout``, ``extra_body``...) go to every call.
 
     Reasoning and compaction items are sent back only to the model that made
@@ -97,6 +98,9 @@ class OpenAIResponsesModel(HttpModel):
                 **(text if isinstance(text, dict) else {}),
                 "format": {"type": "json_schema", **json_schema_format(context.output_schema)},
             }
+        if context.compact_threshold and "context_management" not in request:
+            # The session's compaction policy leaves it to the provider ("provider" strategy).
+            request["context_management"] = [{"type": "compaction", "compact_threshold": context.compact_threshold}]
         return request
 
     def request_input(self, context: LlmContext) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent_core import AgentConfig, AnswerRejected, InvalidInput, ReActObserved, Usage, nanos
-from effects import Agent, GenaiPrices, tool
+from effects import COST_ATTRIBUTE, Agent, GenaiPrices, MemoryStore, SessionJournal, session_spans, session_stats, tool
 from effects.testing import ScriptedModel, call_tools, say
 
 from ._helpers import Recorder, make_agent
@@ -122,3 +122,21 @@ def test_genai_prices_prices_cached_reasoning_and_output_tokens_apart() -> None:
     # $3 per million fresh input tokens, $0.30 cached reads, $3.75 cache writes, $15 output.
     assert prices("claude-sonnet-4-5", usage) == Decimal("0.010035")
     assert prices("no-such-model", usage) is None
+
+
+@pytest.mark.anyio
+async def test_a_rejected_answers_span_ends_completed_with_its_cost_and_stats_count_it() -> None:
+    agent = priced([say("", usage=USAGE), say("done", usage=USAGE)])
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        session.send("hi")
+        state = await session.turn_done()
+    store = MemoryStore()
+    SessionJournal(store, "s").append(recorder.inputs)
+    chats = [span.attributes for span in session_spans(store, "s") if span.name == "chat"]
+    assert [(a["agent_core.effect.outcome"], a.get("agent_core.answer.rejected")) for a in chats] == [
+        ("completed", "empty-answer"),
+        ("completed", None),
+    ]
+    assert [a[COST_ATTRIBUTE] for a in chats] == [nanos("0.0246")] * 2
+    assert session_stats(store, "s").cost == state.cost
