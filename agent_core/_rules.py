@@ -40,6 +40,7 @@ import msgspec
 
 from ._codec import UNREADABLE
 from ._encodable import replace_surrogates
+from ._registry import register
 
 if TYPE_CHECKING:
     from ._inputs import AgentInput
@@ -82,7 +83,7 @@ def register_guard(name: str) -> Callable[[Guard], Guard]:
 
     Raises ``ValueError`` when another function already holds the name.
     """
-    return lambda fn: _register(_GUARDS, "guard", name, fn)
+    return lambda fn: register(_GUARDS, "guard", name, fn)
 
 
 def register_rule(name: str) -> Callable[[Rule], Rule]:
@@ -90,20 +91,7 @@ def register_rule(name: str) -> Callable[[Rule], Rule]:
 
     Raises ``ValueError`` when another function already holds the name.
     """
-    return lambda fn: _register(_RULES, "rule", name, fn)
-
-
-def _register(table: dict[str, Any], kind: str, name: str, fn: Any) -> Any:
-    held = table.get(name)
-    if not name:
-        raise ValueError(f"expected a non-empty {kind} name, got an empty string")
-    if held is not None and held is not fn:
-        raise ValueError(
-            f"{kind} {name!r} is already registered to {held.__qualname__}; "
-            f"expected a new name for {fn.__qualname__}, or register it once"
-        )
-    table[name] = fn
-    return fn
+    return lambda fn: register(_RULES, "rule", name, fn)
 
 
 def known_guards() -> tuple[str, ...]:
