@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from .._registry import register as register_named
+
 if TYPE_CHECKING:
     from .._state import AgentState
 
@@ -93,18 +95,12 @@ def register_compaction_strategy(name: str) -> Callable[[CompactionStrategy], Co
     """
 
     def register(fn: CompactionStrategy) -> CompactionStrategy:
-        held = _STRATEGIES.get(name)
         if not name or name in BUILT_IN_STRATEGIES:
             raise ValueError(
                 f"expected a non-empty strategy name other than {', '.join(BUILT_IN_STRATEGIES)}, got {name!r}"
             )
-        if held is not None and held is not fn:
-            raise ValueError(
-                f"compaction strategy {name!r} is already registered to {held.__qualname__}; "
-                f"expected a new name for {fn.__qualname__}, or register it once"
-            )
-        _STRATEGIES[name] = fn
-        return fn
+        registered: CompactionStrategy = register_named(_STRATEGIES, "compaction strategy", name, fn)
+        return registered
 
     return register
 
