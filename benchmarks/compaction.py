@@ -1,5 +1,6 @@
-"""A long session under a compaction policy: 2,000 scripted turns, each reading a large tool result, under a
-32k-token context window. Prints the summarization calls (count, tokens, cost at a fixed price table), the
+"""A long session under a compaction policy: the context stays under its budget, and what summaries cost.
+
+2,000 scripted turns, each reading a large tool result, under a 32k-token context window. Prints the summarization calls (count, tokens, cost at a fixed price table), the
 largest context sent beside the 32k budget, the wall time, and the same session without a policy (the message
 window alone), then writes ``benchmarks/results/compaction.json``.
 
