@@ -90,7 +90,7 @@ class SessionLogs:
         decoded: list[AgentInput] = [decode_input(i.encode(), format="json") for i in inputs]
         with self._lock:
             journal = self._journal(session_id)
-            written = self._written(session_id, expected, journal.seq)
+            written = self._written(session_id, expected, min(journal.seq, expected + len(decoded)))
             shared = min(len(written), len(decoded))
             if written[:shared] != [encode_input(inp, format="msgpack") for inp in decoded[:shared]]:
                 logged = [decode_input(data, format="msgpack") for data in written[:shared]]
@@ -112,7 +112,8 @@ class SessionLogs:
             return Appended(expected + len(decoded))
 
     def _written(self, session_id: str, expected: int, length: int) -> list[bytes]:
-        """The records after ``expected`` (as a journal encodes them): none when the log has just ``expected``."""
+        """The records after ``expected`` up to ``length`` (as a journal encodes them): none when ``length`` is
+        ``expected``. The batch is compared with at most as many records as it has."""
         if length < expected:
             raise ValueError(
                 f"session {session_id!r}: expected the log to have {expected} records before this batch, it has "
