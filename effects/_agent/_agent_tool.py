@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from agent_core import AgentState, Lineage, Phase, ToolFailure, ToolResult, ToolSuccess, phase
 
@@ -82,15 +82,9 @@ class AgentTool(Tool[..., str]):
         self, arguments: str, tool_call_id: str, *, threads: anyio.CapacityLimiter | None = None
     ) -> ToolResult:
         """Validate ``arguments``, then run (or go on with) the child session this call started."""
-        try:
-            validated = self.signature.model.model_validate_json(arguments or "{}")
-        except ValidationError as error:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '$'}: {e['msg']}" for e in error.errors())
-            return ToolFailure(
-                error=f"agent tool {self.name!r} (tool call {tool_call_id!r}): invalid arguments: {problems}; "
-                f"expected an object of the schema {self.definition.parameters}",
-                code="invalid-arguments",
-            )
+        validated = self.validate(arguments, tool_call_id)
+        if isinstance(validated, ToolFailure):
+            return validated
         # With an input type, the validated arguments are an object of it; else the model of the ``task`` parameter.
         task: str = validated.model_dump_json() if self._input_type is not None else validated.task  # type: ignore[attr-defined]
         caller = calling_session()

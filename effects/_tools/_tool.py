@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import anyio.to_thread
+import pydantic
 import pydantic_core
 from pydantic import ValidationError
 
@@ -129,11 +130,9 @@ class Tool(Generic[P, R_co]):
         (anyio's shared default limiter when None). Timeouts are the caller's
         job, since they need the session's clock.
         """
-        try:
-            validated = self.signature.model.model_validate_json(arguments or "{}")
-        except ValidationError as error:
-            message = _messages.invalid_arguments(self.name, tool_call_id, error, self._parameters_hint)
-            return ToolFailure(error=message, code="invalid-arguments")
+        validated = self.validate(arguments, tool_call_id)
+        if isinstance(validated, ToolFailure):
+            return validated
         kwargs = self.signature.arguments(validated, tool_call_id)
         try:
             if self.is_async:
@@ -152,6 +151,14 @@ class Tool(Generic[P, R_co]):
                 raise
             return ToolFailure(error=_messages.cancelled_inside(self.name, tool_call_id), code="cancelled")
         return self._encode(value, tool_call_id)
+
+    def validate(self, arguments: str, tool_call_id: str) -> pydantic.BaseModel | ToolFailure:
+        """``arguments`` (JSON text) validated against the tool's parameters, or the failure the model reads."""
+        try:
+            return self.signature.model.model_validate_json(arguments or "{}")
+        except ValidationError as error:
+            message = _messages.invalid_arguments(self.name, tool_call_id, error, self._parameters_hint)
+            return ToolFailure(error=message, code="invalid-arguments")
 
     async def attempt(
         self,
