@@ -127,8 +127,8 @@ def unregistered(kind: Literal["guard", "rule"], names: Iterable[str], user: str
 
 
 class Raised(NamedTuple):
-    """A guard or rule that raised: ``kind`` (``guard`` or ``rule``), its ``name``, the ``error``
-    as ``Type: message``."""
+    """A guard, rule or compaction strategy that raised: ``kind`` (``guard``, ``rule``, ``compaction``), its
+    ``name``, the ``error`` as ``Type: message``."""
 
     kind: str
     name: str
@@ -136,7 +136,7 @@ class Raised(NamedTuple):
 
     @property
     def reason(self) -> str:
-        """The turn's outcome reason: ``rule:<name>-raised`` or ``guard:<name>-raised``."""
+        """The turn's outcome reason: ``<kind>:<name>-raised``."""
         return f"{self.kind}:{self.name}-raised"
 
     def detail(self, about: str) -> str:
@@ -151,7 +151,8 @@ ERROR_CHARS = 300
 """Characters of a raising guard's or rule's error message kept in the outcome."""
 
 
-def _raised(kind: str, name: str, error: Exception) -> Raised:
+def raised_by(kind: str, name: str, error: Exception) -> Raised:
+    """How the user's function ``name`` (a ``kind``: guard, rule, compaction strategy) raised: bounded, writable."""
     try:
         text = str(error)
     except Exception as unprintable:  # an error whose __str__ raises: say so instead of escaping the reducer
@@ -169,7 +170,7 @@ def guard_passes(name: str, state: AgentState, trigger: AgentInput) -> bool | Ra
     try:
         return bool(_GUARDS[name](state, trigger))
     except Exception as error:  # a user's guard: any error becomes the session's visible outcome
-        return _raised("guard", name, error)
+        return raised_by("guard", name, error)
 
 
 _args = msgspec.json.Decoder()
@@ -199,7 +200,7 @@ def judge(rules: tuple[str, ...], call_id: str, name: str, parameters: str, stat
                     f"returned {_returned(verdict)}; expected a Verdict of kind {', '.join(_KINDS)} with a str reason"
                 )
         except Exception as error:  # a user's rule: any error becomes the session's visible outcome
-            return _raised("rule", rule, error)
+            return raised_by("rule", rule, error)
         if verdict.kind != "allow":
             # The reason enters the state (the model reads it): every codec must be able to write it.
             reason = replace_surrogates(verdict.reason)

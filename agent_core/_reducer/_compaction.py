@@ -31,6 +31,7 @@ from .._compaction._state import ContextCompaction, SummaryRequest
 from .._compaction._tokens import context_tokens, text_tokens
 from .._context import LlmContext, llm_context
 from .._inputs import ToolSuccess
+from .._rules import Raised, raised_by
 from .._state import AgentState, Turn
 
 CONTEXT_TOO_LONG = "context-too-long"
@@ -38,9 +39,12 @@ CONTEXT_TOO_LONG = "context-too-long"
 
 
 class TooLong(NamedTuple):
-    """The context does not fit the declared window and nothing is left to compact: the turn must fail."""
+    """The turn must fail: its context does not fit the declared window and nothing is left to compact
+    (``reason`` :data:`CONTEXT_TOO_LONG`), or the policy's registered strategy raised
+    (``compaction:<name>-raised``)."""
 
     detail: str
+    reason: str = CONTEXT_TOO_LONG
 
 
 Compacted = AgentState | TooLong
@@ -84,6 +88,8 @@ def compact(
             return fits_or_fail(state, policy, tokens, why or "nothing older is left to summarize")
         return replace(state, compaction=replace(compaction, request=request))
     cleared = _cleared(state, policy, keep, turn)
+    if isinstance(cleared, Raised):
+        return TooLong(f"compaction strategy {policy.strategy!r} raised {cleared.error}", cleared.reason)
     if cleared == compaction.cleared:
         return fits_or_fail(state, policy, tokens, why or "no tool result is left to clear")
     state = replace(state, compaction=replace(compaction, cleared=cleared, last_input_tokens=0))
@@ -164,7 +170,7 @@ def _result_chars(result: object) -> int:
 # --- which tool results are cleared ---------------------------------------------
 
 
-def _cleared(state: AgentState, policy: CompactionPolicy, keep_tokens: int, turn: Turn) -> tuple[str, ...]:
+def _cleared(state: AgentState, policy: CompactionPolicy, keep_tokens: int, turn: Turn) -> tuple[str, ...] | Raised:
     """The calls whose results the context shows as a placeholder: a registered strategy's choice, or (built in)
     the oldest results of the turn until the newest ``keep_tokens`` fit, the newest always kept."""
     in_turn = turn.tool_call_ids
@@ -174,7 +180,12 @@ def _cleared(state: AgentState, policy: CompactionPolicy, keep_tokens: int, turn
     if policy.strategy != CLEAR_TOOL_RESULTS:
         strategy = registered_strategy(policy.strategy)
         assert strategy is not None  # session-started refuses an unregistered one
-        chosen = frozenset(strategy(state, policy))
+        try:
+            chosen = frozenset(strategy(state, policy))
+            if not all(isinstance(call_id, str) for call_id in chosen):
+                raise TypeError("returned something other than tool call ids (str)")
+        except Exception as error:  # a user's strategy: any error becomes the turn's visible outcome
+            return raised_by("compaction", policy.strategy, error)
         chosen = (chosen | already) - restored
         return tuple(call_id for call_id in in_turn if call_id in chosen)
     calls = state.tool_calls

@@ -17,7 +17,7 @@ from ._turns import close_streaming, end_turn
 def ended(compacted: Compacted, state: AgentState) -> AgentState:
     """The state a compaction decision leads to: ``compacted`` itself, or ``state``'s turn failed ``context-too-long``."""
     if isinstance(compacted, TooLong):
-        return end_turn(state, "failed", CONTEXT_TOO_LONG, compacted.detail)
+        return end_turn(state, "failed", compacted.reason, compacted.detail)
     return compacted
 
 
@@ -57,7 +57,7 @@ def context_refused(state: AgentState, inp: LlmCallFailed, turn: Turn) -> AgentS
     assert compaction is not None
     compacted = compact(state, policy, compaction, turn, llm_context(state), tokens, detail)
     if isinstance(compacted, TooLong):
-        return end_turn(state, "failed", CONTEXT_TOO_LONG, compacted.detail)
+        return end_turn(state, "failed", compacted.reason, compacted.detail)
     if compacted.compaction == compaction:
         return end_turn(state, "failed", CONTEXT_TOO_LONG, f"{detail}; nothing is left to compact")
     return compacted

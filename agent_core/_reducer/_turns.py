@@ -20,7 +20,7 @@ from .._state import (
 )
 from .._table import Table, grown
 from .._vector import Vector
-from ._compaction import CONTEXT_TOO_LONG, TooLong, compact_if_due
+from ._compaction import TooLong, compact_if_due
 
 
 def append_message(state: AgentState, message: Message) -> tuple[Vector[Message], Map[str, int] | Table[str, int]]:
@@ -237,5 +237,5 @@ def compacted(state: AgentState) -> AgentState:
         return state
     decided = compact_if_due(state)
     if isinstance(decided, TooLong):
-        return end_turn(state, "failed", CONTEXT_TOO_LONG, decided.detail)
+        return end_turn(state, "failed", decided.reason, decided.detail)
     return decided

@@ -168,3 +168,30 @@ def test_no_answer_is_rejected_while_a_summarization_is_under_way() -> None:
     again = ac.AnswerRejected(timestamp=4, called_llm_at=3, reason="empty-answer", message_id="n2")
     rejection = ac.check(state, again)
     assert rejection is not None and rejection.code == "summarizing"
+
+
+def test_a_registered_strategy_that_raises_fails_the_turn_with_its_error() -> None:
+    @ac.register_compaction_strategy("clear-broken")
+    def clear_broken(state: ac.AgentState, policy: ac.CompactionPolicy) -> list[str]:
+        raise KeyError("no such call")
+
+    policy = ac.CompactionPolicy(
+        context_window_tokens=500, strategy="clear-broken", trigger_percent=10, keep_recent_percent=0
+    )
+    tools = (ac.ToolDefinition(name="search"),)
+    log: list[ac.AgentInput] = [
+        ac.SessionStarted(timestamp=1, session_id="s", config=ac.AgentConfig(compaction=policy), tools=tools),
+        ac.UserMessageReceived(timestamp=2, message_id="u1", content="find it"),
+        ac.ReActObserved(
+            timestamp=3,
+            called_llm_at=2,
+            observation=ac.ContinueReAct(tool_calls={"t1": ac.ToolCallRequest(name="search")}),
+        ),
+        ac.ToolCallCompleted(timestamp=4, tool_call_id="t1", result=ac.ToolSuccess(content="found " * 200)),
+    ]
+    state = ac.replay(log)  # the reducer raises nothing: the strategy's error is the turn's outcome
+    outcome = state.last_outcome
+    assert state.turn is None and outcome is not None
+    assert (outcome.kind, outcome.reason) == ("failed", "compaction:clear-broken-raised")
+    assert outcome.detail == "compaction strategy 'clear-broken' raised KeyError: 'no such call'"
+    assert ac.state_hash(ac.decode_state(ac.encode_state(state))) == ac.state_hash(state)
