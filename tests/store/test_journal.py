@@ -55,6 +55,24 @@ def test_a_turn_end_records_its_digest_and_nothing_else_does(store: EventStore) 
     assert recorded[ends[0] - 1].turn_digest == turn_digest(replay(inputs[: ends[0]]))
 
 
+@given(sessions(max_steps=40))
+def test_a_turn_digest_is_the_same_bytes_with_the_record_cache_kept_across_states(inputs: list[AgentInput]) -> None:
+    cache: dict[str, object] = {}
+    state = initial_state()
+    for inp in inputs:
+        state = transition(state, inp)
+        assert turn_digest(state, cache) == turn_digest(state)  # type: ignore[arg-type]
+
+
+def test_the_record_cache_keeps_only_the_records_a_digest_covers_and_stays_exact() -> None:
+    cache: dict[str, object] = {}
+    state = initial_state()
+    for inp in session(8):  # 96 tool calls: more than a digest covers, so the cache is pruned
+        state = transition(state, inp)
+        assert turn_digest(state, cache) == turn_digest(state)  # type: ignore[arg-type]
+        assert len(cache) <= 2 * 64
+
+
 def test_snapshots_every_n_inputs_carry_the_state_hash_also_recorded_in_the_log(store: EventStore) -> None:
     inputs = session(3)
     journal = SessionJournal(store, "s1", snapshot_every=40)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from agent_core import AgentInput, AgentState, transition
 
 from .._records import StoredInput, chain_hash
-from ._digest import turn_digest
+from ._digest import RecordCache, turn_digest
 from ._fold import Position
 
 Encoded = tuple[AgentInput, int, bytes]
@@ -39,17 +39,22 @@ def continuing(
 
 
 def chain(
-    position: Position, batch: Sequence[Encoded], states: Sequence[AgentState], records: list[StoredInput]
+    position: Position,
+    batch: Sequence[Encoded],
+    states: Sequence[AgentState],
+    records: list[StoredInput],
+    digests: RecordCache | None = None,
 ) -> Position:
     """Append the records of ``batch`` (``states``: the state after each) to ``records``; returns the new position.
 
-    Each record carries its chain hash, and a turn digest where a turn ended.
+    Each record carries its chain hash, and a turn digest where a turn ended (``digests``: the cache
+    :func:`turn_digest` keeps for the session).
     """
     state, seq, head = position
     for (_, version, data), after in zip(batch, states, strict=True):
         seq += 1
         head = chain_hash(head, data)
-        digest = turn_digest(after) if state.turn is not None and after.turn is None else None
+        digest = turn_digest(after, digests) if state.turn is not None and after.turn is None else None
         records.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
         state = after
     return Position(state, seq, head)

@@ -64,6 +64,9 @@ _encoder = msgspec.msgpack.Encoder(enc_hook=_sequence)
 
 _RECORD_DEFAULTS = tuple((field.name, field.default) for field in msgspec.structs.fields(ToolCallRecord))
 
+RecordCache = dict[str, tuple[ToolCallRecord, msgspec.Raw]]
+"""Encoded tool-call records by call id, with the record each encodes: what :func:`turn_digest` reuses."""
+
 
 def _record(record: ToolCallRecord) -> dict[str, Any]:
     """A record as the mapping of its fields that differ from their defaults, as the state's document writes it
@@ -72,8 +75,14 @@ def _record(record: ToolCallRecord) -> dict[str, Any]:
     return {name: value for name, default in _RECORD_DEFAULTS if (value := getattr(record, name)) != default}
 
 
-def turn_digest(state: AgentState) -> bytes:
-    """32 bytes that change when the state's scalar parts, sizes or newest entries change."""
+def turn_digest(state: AgentState, cache: RecordCache | None = None) -> bytes:
+    """32 bytes that change when the state's scalar parts, sizes or newest entries change.
+
+    ``cache`` (a dict the caller keeps from one state of a session to the
+    next) holds the newest records' encodings: a record is immutable, so one
+    the state still holds (the same object) is encoded once, not at every turn
+    end. The bytes are the same with or without it.
+    """
     messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
     count, calls_count = len(messages), len(log)
     head: list[object] = [getattr(state, name) for name in _HEAD]
@@ -81,11 +90,30 @@ def turn_digest(state: AgentState) -> bytes:
         value = getattr(state, name)
         if value != _DEFAULTS[name]:
             head.append([name, value])
+    recent = range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)
+    if cache is None:
+        records: list[object] = [_record(calls[log[i]]) for i in recent]
+    else:
+        records = [_cached(cache, log[i], calls[log[i]]) for i in recent]
+        if len(cache) > 2 * RECENT_TOOL_CALLS:  # keep the records the next digests may reuse
+            kept = {log[i] for i in recent}
+            for call_id in [call_id for call_id in cache if call_id not in kept]:
+                del cache[call_id]
     document = (
         head,
         count,
         calls_count,
         [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],
-        [_record(calls[log[i]]) for i in range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)],
+        records,
     )
     return hashlib.sha256(_encoder.encode(document)).digest()
+
+
+def _cached(cache: RecordCache, call_id: str, record: ToolCallRecord) -> msgspec.Raw:
+    """``record``'s encoding (as :func:`_record` maps it), from ``cache`` while it holds this very record."""
+    entry = cache.get(call_id)
+    if entry is not None and entry[0] is record:
+        return entry[1]
+    raw = msgspec.Raw(_encoder.encode(_record(record)))
+    cache[call_id] = (record, raw)
+    return raw
