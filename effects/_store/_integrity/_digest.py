@@ -90,30 +90,19 @@ def turn_digest(state: AgentState, cache: RecordCache | None = None) -> bytes:
         value = getattr(state, name)
         if value != _DEFAULTS[name]:
             head.append([name, value])
-    recent = range(max(0, calls_count - RECENT_TOOL_CALLS), calls_count)
+    recent = log[max(0, calls_count - RECENT_TOOL_CALLS) :]  # one slice, not an index per entry
     if cache is None:
-        records: list[object] = [_record(calls[log[i]]) for i in recent]
+        records: list[object] = [_record(calls[call_id]) for call_id in recent]
     else:
-        records = [_cached(cache, log[i], calls[log[i]]) for i in recent]
-        if len(cache) > 2 * RECENT_TOOL_CALLS:  # keep the records the next digests may reuse
-            kept = {log[i] for i in recent}
+        records = []
+        for call_id in recent:  # a record the state still holds (the same object) was encoded before
+            record, entry = calls[call_id], cache.get(call_id)
+            if entry is None or entry[0] is not record:
+                entry = cache[call_id] = (record, msgspec.Raw(_encoder.encode(_record(record))))
+            records.append(entry[1])
+        if len(cache) > 2 * RECENT_TOOL_CALLS:  # keep only the records the next digests may reuse
+            kept = set(recent)
             for call_id in [call_id for call_id in cache if call_id not in kept]:
                 del cache[call_id]
-    document = (
-        head,
-        count,
-        calls_count,
-        [messages[i] for i in range(max(0, count - RECENT_MESSAGES), count)],
-        records,
-    )
+    document = (head, count, calls_count, list(messages[max(0, count - RECENT_MESSAGES) :]), records)
     return hashlib.sha256(_encoder.encode(document)).digest()
-
-
-def _cached(cache: RecordCache, call_id: str, record: ToolCallRecord) -> msgspec.Raw:
-    """``record``'s encoding (as :func:`_record` maps it), from ``cache`` while it holds this very record."""
-    entry = cache.get(call_id)
-    if entry is not None and entry[0] is record:
-        return entry[1]
-    raw = msgspec.Raw(_encoder.encode(_record(record)))
-    cache[call_id] = (record, raw)
-    return raw
