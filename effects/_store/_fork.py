@@ -10,6 +10,11 @@ from ._records import Origin, StoredInput
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY
 
 
+def child_session_id(parent_session_id: str, tool_call_id: str) -> str:
+    """The id of the child session that the call ``tool_call_id`` of ``parent_session_id`` runs."""
+    return f"{parent_session_id}:{tool_call_id}"
+
+
 def fork_session(
     store: EventStore,
     session_id: str,
