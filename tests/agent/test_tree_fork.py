@@ -11,7 +11,18 @@ import anyio
 import pytest
 
 from agent_core import AgentState, Lineage
-from effects import EventStore, Origin, SqliteStore, fork_session, load_state, open_session, replay_session, tool
+from effects import (
+    EventStore,
+    MemoryStore,
+    Origin,
+    SqliteStore,
+    fork_session,
+    load_state,
+    open_session,
+    open_store,
+    replay_session,
+    tool,
+)
 from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel
 
@@ -39,8 +50,10 @@ async def run_tree(store: EventStore, root: str, clock: ManualClock, ran: list[s
             await session.turn_done()
 
 
-async def original(tmp_path: Path) -> tuple[SqliteStore, ManualClock]:
-    store, clock, ran = SqliteStore(tmp_path / "tree.db"), ManualClock(), list[str]()
+async def original(tmp_path: Path, store: EventStore | None = None) -> tuple[EventStore, ManualClock]:
+    """The tree under ``top``, run to its end in ``store`` (default: in memory)."""
+    store = store if store is not None else MemoryStore()
+    clock, ran = ManualClock(), list[str]()
     await run_tree(store, "top", clock, ran)
     assert sorted(ran) == sorted(lookups())
     return store, clock
@@ -56,10 +69,10 @@ def both_calls(status: str) -> Callable[[AgentState], bool]:
     return lambda s: all(c in s.tool_calls and s.tool_calls[c].status == status for c in ("ask-cats", "ask-dogs"))
 
 
-def assert_forked_as_it_stood(store: EventStore, at: int, new: str) -> None:
+def assert_forked_as_it_stood(store: EventStore, at: int, new: str, source_root: str = "top") -> None:
     """Every forked child is its source's log up to the rule's cut, with its new id and lineage."""
-    until = load_state(store, "top", at=at).timestamp
-    for source, forked in zip(sessions("top")[1:], sessions(new)[1:], strict=True):
+    until = load_state(store, source_root, at=at).timestamp
+    for source, forked in zip(sessions(source_root)[1:], sessions(new)[1:], strict=True):
         if not store.sessions() or forked not in {s.session_id for s in store.sessions()}:
             continue
         info = store.session(forked)
@@ -90,10 +103,7 @@ async def test_a_fork_at_the_last_record_copies_every_child_whole(tmp_path: Path
     assert conversations(store, "again") == conversations(store, "top")
 
 
-async def test_a_fork_while_the_children_run_cuts_them_where_they_stood_and_runs_on_as_the_original(
-    tmp_path: Path,
-) -> None:
-    store, clock = await original(tmp_path)
+async def fork_while_the_children_run(store: EventStore, clock: ManualClock) -> None:
     at = first_step(store, "top", both_calls("running"))
     before = {sid: store.session(sid).length for sid in sessions("top")}
     fork_session(store, "top", at, new_id="again")
@@ -106,6 +116,27 @@ async def test_a_fork_while_the_children_run_cuts_them_where_they_stood_and_runs
     assert conversations(store, "again") == conversations(store, "top")
     assert {sid: store.session(sid).length for sid in sessions("top")} == before  # the original is not touched
     assert len(ran) <= len(lookups())
+
+
+async def test_a_fork_while_the_children_run_cuts_them_where_they_stood_and_runs_on_as_the_original(
+    tmp_path: Path,
+) -> None:
+    await fork_while_the_children_run(*await original(tmp_path))
+
+
+@pytest.mark.slow
+async def test_the_same_on_postgresql(tmp_path: Path, postgres_dsn: str, anyio_backend: str) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("the store is the point here, not the event loop")
+    await fork_while_the_children_run(*await original(tmp_path, open_store(postgres_dsn)))
+
+
+async def test_a_fork_of_a_fork_forks_the_forked_children(tmp_path: Path) -> None:
+    store, _ = await original(tmp_path)
+    fork_session(store, "top", store.session("top").length, new_id="again")
+    fork_session(store, "again", store.session("again").length, new_id="third")
+    assert_forked_as_it_stood(store, store.session("again").length, "third", source_root="again")
+    assert conversations(store, "third") == conversations(store, "top")
 
 
 async def test_a_fork_before_the_calls_started_forks_no_child(tmp_path: Path) -> None:
@@ -127,10 +158,13 @@ async def test_a_fork_refuses_a_taken_child_id_and_writes_nothing(tmp_path: Path
     assert "again" not in {s.session_id for s in store.sessions()}
 
 
+@pytest.mark.slow
 async def test_the_fork_command_forks_the_tree_and_lists_the_children(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], anyio_backend: str
 ) -> None:
-    store, _ = await original(tmp_path)
+    if anyio_backend != "asyncio":
+        pytest.skip("the command is the point here, not the event loop")
+    store, _ = await original(tmp_path, SqliteStore(tmp_path / "tree.db"))
     at = store.session("top").length
     assert main(["fork", str(tmp_path / "tree.db"), "top", "--at", str(at), "--as", "again"]) == 0
     lines = capsys.readouterr().out.splitlines()
