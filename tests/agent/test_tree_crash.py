@@ -15,10 +15,10 @@ import pytest
 from agent_core import state_hash
 from effects import EventStore, load_state, open_store, replay_session
 
+from ._deep_team import lookups, sessions
 from ._team import conversation
-from ._tree import lookups, sessions
 
-CHILD = Path(__file__).with_name("_tree_child.py")
+CHILD = Path(__file__).with_name("_deep_team_child.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -26,7 +26,7 @@ from effects import (
 from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel
 
-from ._tree import conversations, lookups, planner, sessions, team
+from ._deep_team import conversations, lookups, planner, sessions, team
 
 pytestmark = pytest.mark.anyio
 

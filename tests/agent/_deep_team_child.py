@@ -1,6 +1,6 @@
-"""A process that runs (or resumes) the three-level tree of ``_tree.py`` on a store, and may kill itself.
+"""A process that runs (or resumes) the three-level tree of ``_deep_team.py`` on a store, and may kill itself.
 
-Run by ``test_tree_crash.py``: ``python _tree_child.py STORE RUNS_FILE SESSION [PLAN]``: STORE a SQLite file or
+Run by ``test_tree_crash.py``: ``python _deep_team_child.py STORE RUNS_FILE SESSION [PLAN]``: STORE a SQLite file or
 a PostgreSQL URL, SESSION the planner's session id. PLAN ``LEVEL:N`` (LEVEL ``finder`` or ``researcher``) dies
 with SIGKILL once every agent of that level is inside its Nth model call (so every input before it is durable
 in their logs). Without a plan it finishes the planner's turn and exits 0. The finders' ``lookup`` (not
@@ -19,8 +19,8 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent._deep_team import ASPECTS, TOPICS, finder, planner, researcher, team
 from agent._team import results
-from agent._tree import ASPECTS, TOPICS, finder, planner, researcher, team
 from agent_core import LlmContext
 from effects import ModelReply, TextSink, open_session, open_store, tool
 from effects.testing import ScriptedModel

@@ -1,6 +1,6 @@
 """A tree three levels deep with parallel children at each level: a planner asks a researcher about two topics
 at once, each researcher asks a fact finder about two aspects at once, and each finder looks its aspect up.
-Shared by the tree tests and the process they kill (``_tree_child.py``). The scripts depend only on the
+Shared by the tree tests and the process they kill (``_deep_team_child.py``). The scripts depend only on the
 conversation, so a resumed or forked run says the same things as an uninterrupted one."""
 
 from __future__ import annotations
