@@ -1,11 +1,13 @@
 """Properties over random trees of agents (depth up to 3, parallel children, failing children) run to the end,
-cancelled from the root, or stopped and resumed from the store: every session keeps the reducer's invariants
-at every record, its log replays alone to the state it was left in, and the tree holds together (each child's
-lineage names a call of its parent, and a call that succeeded answered with its child's last answer)."""
+cancelled from the root, or stopped and resumed from the store, then forked at a random record of the root
+where children ran, and run on: every session of both trees keeps the reducer's invariants at every record, its log replays alone to
+the state it was left in, and each tree holds together (each child's lineage names a call of its parent in
+that tree, and a call that succeeded answered with its child's last answer)."""
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
 import anyio
@@ -14,7 +16,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_core import AgentState, LlmContext, ToolSuccess, check_invariants, initial_state, state_hash, transition
-from effects import Agent, EventStore, MemoryStore, ModelReply, Tool, load_state, open_session, replay_session, tool
+from effects import (
+    Agent,
+    EventStore,
+    MemoryStore,
+    ModelReply,
+    Tool,
+    fork_session,
+    load_state,
+    open_session,
+    replay_session,
+    tool,
+)
 from effects.testing import ManualClock, ScriptedModel, call_tools, fail, say
 
 from ._team import question, results
@@ -64,7 +77,8 @@ def agents(gate: Hanging, clock: ManualClock) -> list[Tool[..., Any]]:
 
     @tool
     def lookup(n: int) -> str:
-        """Look something up."""
+        """Look something up (a millisecond passes: a fork point falls between records stamped apart)."""
+        clock.advance(1)
         return f"fact {n}"
 
     @tool
@@ -83,7 +97,9 @@ def agents(gate: Hanging, clock: ManualClock) -> list[Tool[..., Any]]:
     return tools
 
 
-async def play(tree: dict[str, Any], mode: Mode) -> tuple[EventStore, AgentState]:
+async def play(tree: dict[str, Any], mode: Mode, fork_at: float) -> tuple[EventStore, AgentState, AgentState]:
+    """Run the tree as ``mode`` says, then fork its root at a record where children ran (see :func:`fork_point`)
+    and run the fork on; returns the store and the two roots' last states."""
     store, clock = MemoryStore(), ManualClock()
     gate = Hanging(hangs(tree))
     mode = mode if gate.expected else "finish"
@@ -104,7 +120,20 @@ async def play(tree: dict[str, Any], mode: Mode) -> tuple[EventStore, AgentState
             gate.released.set()
             async with open_session(store, "root", model, tools=agents(gate, clock), clock=clock) as session:
                 live = await session.turn_done()
-    return store, live
+        gate.released.set()
+        at = fork_point(store, fork_at)
+        fork_session(store, "root", at, new_id="fork")
+        async with open_session(store, "fork", model, tools=agents(gate, clock), clock=clock) as session:
+            forked = await session.turn_done()  # the forked children go on from where the fork cut them
+    return store, live, forked
+
+
+def fork_point(store: EventStore, fraction: float) -> int:
+    """A record of the root's log where a child was running (``fraction`` of the way through those records):
+    where the fork has to cut children that stood half-way."""
+    states = records(store, "root")
+    running = [n for n, s in enumerate(states, 1) if any(c.status == "running" for c in s.tool_calls.values())]
+    return running[min(len(running) - 1, math.floor(fraction * len(running)))]
 
 
 def records(store: EventStore, session_id: str) -> list[AgentState]:
@@ -118,8 +147,8 @@ def records(store: EventStore, session_id: str) -> list[AgentState]:
     return states
 
 
-def assert_tree_holds(store: EventStore, root: AgentState) -> None:
-    ids = {s.session_id for s in store.sessions()}
+def assert_tree_holds(store: EventStore, root_id: str, root: AgentState) -> None:
+    ids = {s.session_id for s in store.sessions() if s.session_id.partition(":")[0] == root_id}
     for session_id in sorted(ids):
         replayed = replay_session(store, session_id).state  # the log alone, verified
         assert state_hash(records(store, session_id)[-1]) == state_hash(replayed)
@@ -127,9 +156,9 @@ def assert_tree_holds(store: EventStore, root: AgentState) -> None:
         assert replayed.turn is None, session_id  # finished, cancelled down the tree, or resumed to the end
         lineage = replayed.config.lineage
         if lineage is None:
-            assert session_id == "root" and state_hash(replayed) == state_hash(root)
+            assert session_id == root_id and state_hash(replayed) == state_hash(root)
             continue
-        assert lineage.root_session_id == "root" and lineage.parent_session_id in ids
+        assert lineage.root_session_id == root_id and lineage.parent_session_id in ids
         parent = load_state(store, lineage.parent_session_id)
         call = parent.tool_calls[lineage.parent_tool_call_id]
         assert call.name == "agent" and call.status == "completed" and call.result is not None
@@ -138,11 +167,13 @@ def assert_tree_holds(store: EventStore, root: AgentState) -> None:
             assert call.result.content == [m.content for m in answers if m.role == "assistant"][-1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @settings(max_examples=max(4, settings().max_examples // 4))
-@given(tree=ROOTS, mode=st.sampled_from(["finish", "cancel", "stop"]))
-def test_every_session_of_a_random_tree_keeps_its_invariants_and_replays_alone(
-    backend: str, tree: dict[str, Any], mode: Mode
+@given(tree=ROOTS, mode=st.sampled_from(["finish", "cancel", "stop"]), fork_at=st.floats(0, 1))
+def test_every_session_of_a_random_tree_and_of_its_fork_keeps_its_invariants_and_replays_alone(
+    backend: str, tree: dict[str, Any], mode: Mode, fork_at: float
 ) -> None:
-    store, root = anyio.run(play, tree, mode, backend=backend)
-    assert_tree_holds(store, root)
+    store, root, fork = anyio.run(play, tree, mode, fork_at, backend=backend)
+    assert_tree_holds(store, "root", root)
+    assert_tree_holds(store, "fork", fork)
