@@ -21,7 +21,8 @@ Children of children follow the same rule, with the same timestamp. Each
 forked child is a new session ``<forked parent>:<tool call id>`` (the id its
 forked parent's call names, so resuming the forked parent finds it) whose
 ``session-started`` names its new id and its new lineage (the forked parent,
-the same tool call, the forked tree's root), and whose metadata names the log
+the same tool call, the forked tree's root: the fork itself, or, when the
+forked session is itself a child, its tree's root), and whose metadata names the log
 and record it was cut from. Its later records are the same inputs; their chain
 is its own, since it starts from another first record. The forked root keeps
 its records' bytes, as any fork.

@@ -177,3 +177,13 @@ async def test_the_fork_command_forks_the_tree_and_lists_the_children(
     assert main(["fork", str(tmp_path / "tree.db"), "top", "--at", str(at), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [c["session_id"] for c in report["children"]] == list(sessions(f"top@{at}")[1:])
+
+
+async def test_a_forked_child_takes_its_own_children_along_in_the_same_tree(tmp_path: Path) -> None:
+    store, _ = await original(tmp_path)
+    fork_session(store, "top:ask-cats", store.session("top:ask-cats").length, new_id="cats-again")
+    for aspect in ("food", "sound"):
+        state = replay_session(store, f"cats-again:find-{aspect}").state
+        lineage = Lineage(parent_session_id="cats-again", parent_tool_call_id=f"find-{aspect}", root_session_id="top")
+        assert state.config.lineage == lineage  # under the forked child, in the tree it was part of
+    assert load_state(store, "cats-again").config.lineage == load_state(store, "top:ask-cats").config.lineage
