@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from agent_core import AgentState, Lineage, Phase, ToolFailure, ToolResult, ToolSuccess, phase
 
-from .._store import EventStore
+from .._store import EventStore, child_session_id
 from .._tools import Tool
 from ._caller import calling_session
 from ._session_handle import Session
@@ -31,11 +31,6 @@ the last argument tells whether the call that runs it is still open."""
 
 CancelChild = Callable[[EventStore, str], Awaitable[None]]
 """Ends the open turn of the stored child session ``session_id`` as cancelled, in its log."""
-
-
-def child_session_id(parent_session_id: str, tool_call_id: str) -> str:
-    """The id of the child session that the call ``tool_call_id`` of ``parent_session_id`` runs."""
-    return f"{parent_session_id}:{tool_call_id}"
 
 
 async def _ask(task: str) -> str:

@@ -50,6 +50,12 @@ class EffectContext(Protocol):
         """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
         ...
 
+    @property
+    def stored_id(self) -> str | None:
+        """The id the session's log is kept under in ``store`` (``None``: no store). A fork's differs from
+        the id its copied ``session-started`` names: its tool calls' child sessions are named after this one."""
+        ...
+
     def call_open(self, tool_call_id: str) -> bool:
         """Whether the session's call ``tool_call_id`` is still to run (pending or running) in its current state."""
         ...

@@ -44,7 +44,7 @@ class AgentRuntime:
     ``floor`` gives the timestamp of the newest input applied (the machine's
     ``current().timestamp``): new timestamps never go below it nor below any
     stamped before, even if the wall clock is set back. ``store`` is where the session's
-    log is kept, and so where the child sessions its tool calls start are kept; ``current``
+    log is kept (under ``stored_id``), and so where the child sessions its tool calls start are kept; ``current``
     gives the session's current state (the machine's), for :meth:`call_open`, and ``wanted``
     whether the tool call running this session (a child) is still open. Every input and streamed
     text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first.
@@ -63,12 +63,14 @@ class AgentRuntime:
         pricing: Pricing | None = None,
         pools: BudgetPools | None = None,
         store: EventStore | None = None,
+        stored_id: str | None = None,
         current: Callable[[], AgentState] | None = None,
         wanted: Callable[[], bool] | None = None,
     ) -> None:
         self._wanted = wanted
         self._current = current
         self._store = store
+        self._stored_id = stored_id
         self._pools = pools
         self.redactor = Redactor(secrets)
         self._output = output
@@ -107,6 +109,11 @@ class AgentRuntime:
     def store(self) -> EventStore | None:
         """Where the session's log is kept (child sessions are kept there too); ``None``: nowhere."""
         return self._store
+
+    @property
+    def stored_id(self) -> str | None:
+        """The id the session's log is kept under in ``store`` (``None``: no store)."""
+        return self._stored_id
 
     def call_open(self, tool_call_id: str) -> bool:
         """Whether the call is pending or running in the session's current state (always, without ``current``),

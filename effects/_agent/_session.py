@@ -176,6 +176,7 @@ class Agent:
             pricing=self.pricing,
             pools=self.pools,
             store=self.journal.store if isinstance(self.journal, SessionJournal) else None,
+            stored_id=self.journal.session_id if isinstance(self.journal, SessionJournal) else None,
             current=lambda: machine.current(),
             wanted=self._wanted,
         )

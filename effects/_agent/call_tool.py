@@ -49,9 +49,11 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
             return  # refused: the call is no longer pending (the turn ended meanwhile), so it must not run
     resumption = _resumption(record)
     following = resumption is not None and bool(resumption.task_id)
+    # A fork is kept under a new id while its copied session-started keeps the old one: its children are its own.
+    own = ctx.stored_id or state.session_id
     lineage = state.config.lineage
-    root = lineage.root_session_id if lineage else state.session_id
-    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id))
+    root = lineage.root_session_id if lineage else own
+    caller = Caller(own, root, ctx.store, lambda: ctx.call_open(call_id))
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),

@@ -17,7 +17,10 @@ from ._errors import (
 )
 from ._follow import DEFAULT_FOLLOW_INTERVAL, SharedStore, follow_store
 from ._follow import leasing as leasing
+from ._fork import Forked as Forked
+from ._fork import child_session_id as child_session_id
 from ._fork import fork_session
+from ._fork import fork_tree as fork_tree
 
 # For the other parts of effects (not public names):
 from ._integrity import Position as Position

@@ -7,7 +7,7 @@ from typing import Any
 
 from agent_core import phase
 
-from .._store import fork_session
+from .._store import fork_tree
 from ._logs import CommandError, add_db, command, opened, print_json
 
 EPILOG = """\
@@ -15,6 +15,12 @@ the new session shares the first N records (and their hashes) with SESSION and
 records where it came from; SESSION is not changed. Rolling a session back to
 step N is a fork: continue the new session instead (e.g. agent-core run --db DB
 --session NEW_ID).
+
+child sessions (agents used as tools) that SESSION's calls had started by
+record N are forked with it, down the tree, as they stood then: a child whose
+call had its answer whole, a running one up to its last record stamped at or
+before record N. Each is named NEW_ID:<tool call id>, its lineage naming the
+new tree.
 """
 
 
@@ -39,10 +45,22 @@ def run(args: argparse.Namespace) -> int:
         length = store.session(args.session).length
         if not 1 <= args.at <= length:
             raise CommandError(f"session {args.session!r} has records 1 to {length}; --at {args.at} is outside them")
-        journal = fork_session(store, args.session, args.at, new_id=args.new_id)
+        journal, children = fork_tree(store, args.session, args.at, new_id=args.new_id)
     if args.json:
-        print_json({"session_id": journal.session_id, "parent": args.session, "at": args.at, "inputs": journal.seq})
+        print_json(
+            {
+                "session_id": journal.session_id,
+                "parent": args.session,
+                "at": args.at,
+                "inputs": journal.seq,
+                "children": [
+                    {"session_id": c.session_id, "parent": c.source.session_id, "at": c.source.seq} for c in children
+                ],
+            }
+        )
         return 0
     print(f"forked {journal.session_id} from {args.session} at record {args.at}")
     print(f"phase there: {phase(journal.state).value}; inputs: {journal.seq}")
+    for child in children:
+        print(f"forked child {child.session_id} from {child.source.session_id} at record {child.source.seq}")
     return 0
