@@ -124,7 +124,7 @@ function openView(sid, session) {
   const legend = el("div", { class: "legend" }, [["completed", "var(--ok)"], ["failed", "var(--fail)"], ["cancelled", "var(--cancel)"], ["running", "var(--run)"], ["retry backoff", "var(--wait)"]]
     .map(([name, color]) => el("span", {}, el("i", { style: `background:${color}` }), name)));
   const header = el("div", {}, el("h1", {}, sid, " ", el("span", { class: "badge", id: "phase" }, "")), el("p", { class: "muted", id: "about" }));
-  const left = el("div", {}, el("div", { id: "approvals" }),
+  const left = el("div", {}, el("div", { id: "approvals" }), el("div", { class: "panel", id: "tree", hidden: true }),
     el("div", { class: "panel" }, el("h2", {}, "Timeline"), el("div", { class: "axis" }, el("span", { id: "axis-from" }), el("span", { id: "axis-to" })), lanes, legend),
     el("div", { class: "panel", id: "budgets" }), verifyPanel(),
     el("div", { class: "panel" }, el("h2", {}, "Records ", el("span", { class: "muted", id: "window" })),
@@ -145,6 +145,23 @@ async function openSession(sid) {
   addPage(mine, page, "after");
   $("live").hidden = false;
   mine.timer = setTimeout(() => follow(mine), FOLLOW_MS);
+  await showTree(mine);
+}
+
+// ---- the tree of sessions the shown one belongs to (agents called as tools run child sessions)
+
+async function showTree(mine) {
+  const tree = await api(`${sessionPath(mine.sid)}/tree`);
+  if (mine.closed || !tree.children.length) return; // a session alone in its tree: no panel
+  const node = (n) => el("li", { "data-session": n.session_id },
+    n.session_id === mine.sid ? el("strong", { class: "current" }, n.session_id) : el("a", { href: `#/s/${enc(n.session_id)}` }, n.session_id),
+    n.tool_call_id ? el("span", { class: "muted" }, ` call ${n.tool_call_id}`) : null, " ",
+    el("span", { class: `badge ${n.phase}` }, n.phase), n.outcome ? el("span", { class: "muted" }, ` last turn ${n.outcome}${n.reason ? ": " + n.reason : ""}`) : null,
+    n.children.length ? el("ul", {}, n.children.map(node)) : null);
+  const panel = $("tree");
+  panel.replaceChildren(el("h2", {}, "Sessions in this tree"), el("ul", { class: "tree" }, node(tree)),
+    tree.left_off ? el("p", { class: "muted" }, `${tree.left_off} more sessions in this tree are not listed`) : null);
+  panel.hidden = false;
 }
 
 function openEmbedded() {
