@@ -1,0 +1,151 @@
+"""Seeing a tree of sessions: the root's subscribers get the children's events with their path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agent_core import AgentState
+from effects import (
+    ChildEvent,
+    MachineEvent,
+    Session,
+    SessionClosed,
+    SessionOpened,
+    SessionTracer,
+    SqliteStore,
+    StateUpdated,
+    load_state,
+    session_spans,
+    trace_id_of,
+)
+from effects.cli import main
+
+from ._tree import ROOT, SESSIONS, grow_tree
+
+pytestmark = pytest.mark.anyio
+
+
+def path_of(session_id: str) -> tuple[str, ...]:
+    """The path of a session's events at the root's subscribers: its ancestors below the root, then itself."""
+    return () if session_id == ROOT else (*path_of(SESSIONS[session_id]), session_id)
+
+
+async def test_the_roots_subscribers_get_every_childs_events_with_its_path(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tree.db")
+    seen: list[MachineEvent] = []
+    state = await grow_tree(store, lambda session: session.subscribe(seen.append))
+    assert state.messages[len(state.messages) - 1].content == (
+        "via leaf: cats: cats facts | via leaf: dogs: dogs facts"
+    )
+    by_path: dict[tuple[str, ...], list[MachineEvent]] = {}
+    for event in seen:
+        assert not isinstance(event, ChildEvent) or not isinstance(event.event, ChildEvent)  # one flat wrapper
+        path, inner = (event.path, event.event) if isinstance(event, ChildEvent) else ((), event)
+        by_path.setdefault(path, []).append(inner)
+    assert set(by_path) == {path_of(session_id) for session_id in SESSIONS}
+    for session_id in SESSIONS:
+        events = by_path[path_of(session_id)]
+        updates = [e.state for e in events if isinstance(e, StateUpdated)]
+        assert all(s.session_id == session_id for s in updates), session_id
+        assert len(updates) == store.session(session_id).length, session_id  # every input of its log, live
+        assert updates[-1] == load_state(store, session_id), session_id
+        if session_id != ROOT:  # a child's events open and close with its session
+            assert isinstance(events[0], SessionOpened) and events[0].state == AgentState(), session_id
+            assert isinstance(events[-1], SessionClosed) and events[-1].state == updates[-1], session_id
+
+
+async def test_a_subscriber_that_knows_only_its_own_events_sees_them_unchanged(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tree.db")
+    own: list[AgentState] = []
+    types: set[str] = set()
+
+    def old_style(event: MachineEvent) -> None:  # a subscriber written before trees: it skips unknown types
+        types.add(event.type)
+        if isinstance(event, StateUpdated):
+            own.append(event.state)
+
+    await grow_tree(store, lambda session: session.subscribe(old_style))
+    assert [s.session_id for s in own] == [ROOT] * store.session(ROOT).length
+    timeline = {
+        "input-received",
+        "state-updated",
+        "effect-started",
+        "effect-completed",
+        "effect-canceled",
+        "text-delta",
+    }
+    assert types - timeline == {"child-event"}  # the one type it has not seen before
+
+
+async def test_a_subscriber_that_raises_on_a_childs_event_stops_the_root_with_its_error(tmp_path: Path) -> None:
+    def broken(event: MachineEvent) -> None:
+        if isinstance(event, ChildEvent) and isinstance(event.event, StateUpdated) and len(event.path) == 2:
+            raise RuntimeError(f"subscriber bug at {event.path[-1]}")
+
+    def watch(session: Session) -> None:
+        session.subscribe(broken)
+
+    with pytest.raises(RuntimeError, match=r"subscriber bug at plan:ask-(cats|dogs):deep-1"):
+        await grow_tree(SqliteStore(tmp_path / "tree.db"), watch)
+
+
+async def test_a_childs_spans_nest_under_the_calling_execute_tool_span_live_and_from_the_log(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "tree.db")
+    exporter = InMemorySpanExporter()
+    tracers: list[SessionTracer] = []
+    await grow_tree(store, lambda session: tracers.append(SessionTracer(session, SimpleSpanProcessor(exporter))))
+    tracers[0].close()
+    live = exporter.get_finished_spans()
+    by_id = {span.context.span_id: span for span in live}
+    turns = {span.attributes["gen_ai.conversation.id"]: span for span in live if span.name.startswith("invoke_agent")}
+    assert set(turns) == set(SESSIONS)  # one turn each, all followed through the root's subscription
+    assert {span.context.trace_id for span in live} == {trace_id_of(ROOT)}  # one trace for the whole tree
+    for session_id, parent in SESSIONS.items():
+        turn = turns[session_id]
+        if not parent:
+            assert turn.parent is None
+            continue
+        call = by_id[turn.parent.span_id]  # type: ignore[union-attr]
+        call_id = session_id.rsplit(":", 1)[1]
+        assert call.name.startswith("execute_tool"), session_id
+        assert call.attributes["gen_ai.conversation.id"] == parent, session_id
+        assert call.attributes["gen_ai.tool.call.id"] == call_id, session_id
+    replayed = [span for session_id in SESSIONS for span in session_spans(store, session_id)]
+    assert {(s.span_id, s.parent_id, s.trace_id) for s in replayed} == {
+        (s.context.span_id, s.parent.span_id if s.parent else None, s.context.trace_id) for s in live
+    }
+
+
+async def test_show_tree_prints_every_session_under_the_root_with_its_outcome(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "tree.db")
+    store = SqliteStore(db)
+    await grow_tree(store)
+    assert main(["show", db, ROOT, "--tree"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    length = {session_id: store.session(session_id).length for session_id in SESSIONS}
+    store.close()
+    assert lines == [
+        f"plan: {length['plan']} inputs, idle, last turn completed",
+        f"├─ plan:ask-cats (call ask-cats): {length['plan:ask-cats']} inputs, idle, last turn completed",
+        f"│  └─ plan:ask-cats:deep-1 (call deep-1): {length['plan:ask-cats:deep-1']} inputs, idle, last turn completed",
+        f"└─ plan:ask-dogs (call ask-dogs): {length['plan:ask-dogs']} inputs, idle, last turn completed",
+        f"   └─ plan:ask-dogs:deep-1 (call deep-1): {length['plan:ask-dogs:deep-1']} inputs, idle, last turn completed",
+    ]
+    assert main(["show", db, "plan:ask-dogs", "--tree", "--json"]) == 0
+    subtree = json.loads(capsys.readouterr().out)
+    assert (subtree["session_id"], subtree["outcome"], subtree["left_off"]) == ("plan:ask-dogs", "completed", 0)
+    assert [c["session_id"] for c in subtree["children"]] == ["plan:ask-dogs:deep-1"]
+    assert main(["show", db, ROOT, "--tree", "--limit", "2"]) == 0
+    cut = capsys.readouterr().out.splitlines()
+    assert len(cut) == 4 and cut[-1] == "… 2 more sessions below plan not read (raise --limit)"
+    assert main(["show", db, "nope", "--tree"]) == 2
+    assert capsys.readouterr().err == (
+        f"agent-core show: {db}: no session 'nope' in the store (5 sessions; list them with `agent-core sessions DB`)\n"
+    )
