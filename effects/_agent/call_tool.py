@@ -24,7 +24,7 @@ from agent_core import (
 )
 
 from .._clock import final_wait
-from .._machine import Dispatch, MachineEvent
+from .._machine import Dispatch
 from .._tools import InputRequired, Resumption, TaskCreated, ToolOutcome
 from ._caller import Caller, calling
 from ._context import EffectContext
@@ -51,16 +51,7 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     following = resumption is not None and bool(resumption.task_id)
     lineage = state.config.lineage
     root = lineage.root_session_id if lineage else state.session_id
-    raised: list[Exception] = []  # by this session's subscribers, handed a child session's event
-
-    def publish(event: MachineEvent) -> None:
-        try:
-            dispatch.emit(event)
-        except Exception as error:
-            raised.append(error)
-            raise
-
-    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id), publish)
+    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id), dispatch.emit)
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),
@@ -75,8 +66,6 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
                 outcome = await ctx.toolbox.run(
                     eff.name, eff.parameters, call_id, ctx.clock, Resumption(task_id=outcome.task_id)
                 )
-    if raised:  # the child stopped on it, and its call failed; it is this session's bug: it stops this session
-        raise raised[0]
     dispatch(_reported(ctx, eff.name, call_id, outcome))
 
 

@@ -20,10 +20,12 @@ from effects import (
     SqliteStore,
     StateUpdated,
     load_state,
+    open_session,
     session_spans,
     trace_id_of,
 )
 from effects.cli import main
+from effects.testing import ScriptedModel, say
 
 from ._tree import ROOT, SESSIONS, grow_tree
 
@@ -127,6 +129,9 @@ async def test_show_tree_prints_every_session_under_the_root_with_its_outcome(
     db = str(tmp_path / "tree.db")
     store = SqliteStore(db)
     await grow_tree(store)
+    async with open_session(store, "plan:notes", ScriptedModel([say("noted")])) as notes:  # named like a child
+        notes.send("a note")
+        await notes.turn_done()
     assert main(["show", db, ROOT, "--tree"]) == 0
     lines = capsys.readouterr().out.splitlines()
     length = {session_id: store.session(session_id).length for session_id in SESSIONS}
@@ -144,8 +149,8 @@ async def test_show_tree_prints_every_session_under_the_root_with_its_outcome(
     assert [c["session_id"] for c in subtree["children"]] == ["plan:ask-dogs:deep-1"]
     assert main(["show", db, ROOT, "--tree", "--limit", "2"]) == 0
     cut = capsys.readouterr().out.splitlines()
-    assert len(cut) == 4 and cut[-1] == "… 2 more sessions below plan not read (raise --limit)"
+    assert len(cut) == 4 and cut[-1] == "… 3 more sessions below plan not read (raise --limit)"
     assert main(["show", db, "nope", "--tree"]) == 2
     assert capsys.readouterr().err == (
-        f"agent-core show: {db}: no session 'nope' in the store (5 sessions; list them with `agent-core sessions DB`)\n"
+        f"agent-core show: {db}: no session 'nope' in the store (6 sessions; list them with `agent-core sessions DB`)\n"
     )
