@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -30,6 +32,10 @@ from effects.testing import ScriptedModel, say
 from ._tree import ROOT, SESSIONS, grow_tree
 
 pytestmark = pytest.mark.anyio
+
+
+def attributes(span: ReadableSpan) -> Mapping[str, object]:
+    return span.attributes or {}
 
 
 def path_of(session_id: str) -> tuple[str, ...]:
@@ -104,7 +110,7 @@ async def test_a_childs_spans_nest_under_the_calling_execute_tool_span_live_and_
     tracers[0].close()
     live = exporter.get_finished_spans()
     by_id = {span.context.span_id: span for span in live}
-    turns = {span.attributes["gen_ai.conversation.id"]: span for span in live if span.name.startswith("invoke_agent")}
+    turns = {attributes(span)["gen_ai.conversation.id"]: span for span in live if span.name.startswith("invoke_agent")}
     assert set(turns) == set(SESSIONS)  # one turn each, all followed through the root's subscription
     assert {span.context.trace_id for span in live} == {trace_id_of(ROOT)}  # one trace for the whole tree
     for session_id, parent in SESSIONS.items():
@@ -112,11 +118,12 @@ async def test_a_childs_spans_nest_under_the_calling_execute_tool_span_live_and_
         if not parent:
             assert turn.parent is None
             continue
-        call = by_id[turn.parent.span_id]  # type: ignore[union-attr]
+        assert turn.parent is not None, session_id
+        call = by_id[turn.parent.span_id]
         call_id = session_id.rsplit(":", 1)[1]
         assert call.name.startswith("execute_tool"), session_id
-        assert call.attributes["gen_ai.conversation.id"] == parent, session_id
-        assert call.attributes["gen_ai.tool.call.id"] == call_id, session_id
+        assert attributes(call)["gen_ai.conversation.id"] == parent, session_id
+        assert attributes(call)["gen_ai.tool.call.id"] == call_id, session_id
     replayed = [span for session_id in SESSIONS for span in session_spans(store, session_id)]
     assert {(s.span_id, s.parent_id, s.trace_id) for s in replayed} == {
         (s.context.span_id, s.parent.span_id if s.parent else None, s.context.trace_id) for s in live

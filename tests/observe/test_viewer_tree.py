@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_core import LlmContext
+from agent_core import ContextToolResult, LlmContext
 from effects import Agent, ModelReply, SqliteStore, open_session
 from effects.testing import ManualClock, ScriptedModel, call_tools, say
 
@@ -25,7 +25,7 @@ def asking(*calls: str) -> ScriptedModel:
     """A model that calls ``ask`` once per name in ``calls`` (in parallel), then answers with the results."""
 
     def reply(context: LlmContext) -> ModelReply:
-        found = [e.content for e in context.entries if type(e).__name__ == "ContextToolResult"]
+        found = [e.content for e in context.entries if isinstance(e, ContextToolResult)]
         if found or not calls:
             return say(" + ".join(found) or "leaf answer")
         return call_tools(*(("ask", {"task": name}, name) for name in calls))
