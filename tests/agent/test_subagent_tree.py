@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agent_core import AgentState
+from agent_core import AgentState, ContextToolResult, LlmContext
 from effects import (
+    Agent,
     ChildEvent,
     MachineEvent,
+    MemoryStore,
+    ModelReply,
     Session,
     SessionClosed,
+    SessionNode,
     SessionOpened,
     SessionTracer,
     SqliteStore,
@@ -24,10 +31,11 @@ from effects import (
     load_state,
     open_session,
     session_spans,
+    session_tree,
     trace_id_of,
 )
 from effects.cli import main
-from effects.testing import ScriptedModel, say
+from effects.testing import ManualClock, ScriptedModel, call_tools, say
 
 from ._tree import ROOT, SESSIONS, grow_tree
 
@@ -161,3 +169,73 @@ async def test_show_tree_prints_every_session_under_the_root_with_its_outcome(
     assert capsys.readouterr().err == (
         f"agent-core show: {db}: no session 'nope' in the store (6 sessions; list them with `agent-core sessions DB`)\n"
     )
+
+
+Shape = tuple["Shape", ...]
+"""A tree of agents: each node's children, called in parallel by its model (a leaf answers at once)."""
+
+SHAPES: st.SearchStrategy[Shape] = st.recursive(
+    st.just(()), lambda below: st.lists(below, min_size=1, max_size=3).map(tuple), max_leaves=6
+).filter(lambda shape: _depth(shape) <= 3)
+
+
+def _depth(shape: Shape) -> int:
+    return 1 + max((_depth(child) for child in shape), default=0)
+
+
+def _agent(shape: Shape, clock: ManualClock) -> Agent:
+    """The agent of ``shape``: it asks each child (tools ``ask0``, ``ask1``...) at once, then joins the answers."""
+
+    def reply(context: LlmContext) -> ModelReply:
+        found = [e.content for e in context.entries if isinstance(e, ContextToolResult)]
+        if found or not shape:
+            return say("(" + " ".join(found) + ")")
+        return call_tools(*((f"ask{i}", {"task": "go"}, f"c{i}") for i in range(len(shape))))
+
+    tools = [_agent(child, clock).as_tool(f"ask{i}", "Ask.") for i, child in enumerate(shape)]
+    return Agent(ScriptedModel(reply), tools=tools, clock=clock)
+
+
+def _sessions(shape: Shape, session_id: str, path: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+    """Every session of ``shape`` -> its path at the root's subscribers."""
+    found = {session_id: path}
+    for i, child in enumerate(shape):
+        child_id = f"{session_id}:c{i}"
+        found.update(_sessions(child, child_id, (*path, child_id)))
+    return found
+
+
+@pytest.mark.slow
+@given(SHAPES)
+def test_every_session_of_a_random_tree_reaches_the_roots_subscribers_as_its_log_says(shape: Shape) -> None:
+    store, seen = MemoryStore(), []
+
+    async def run() -> AgentState:
+        clock = ManualClock()
+        root = _agent(shape, clock)
+        async with open_session(store, "r", root.model, tools=root.toolbox, clock=clock) as session:
+            session.subscribe(seen.append)
+            session.send("go")
+            with anyio.fail_after(10):
+                return await session.turn_done()
+
+    state = anyio.run(run)
+    expected = _sessions(shape, "r", ())
+    assert state.messages[len(state.messages) - 1].content.count("(") == len(expected)  # every answer joined
+    updates: dict[tuple[str, ...], list[AgentState]] = {}
+    for event in seen:
+        path, inner = (event.path, event.event) if isinstance(event, ChildEvent) else ((), event)
+        if isinstance(inner, StateUpdated):
+            updates.setdefault(path, []).append(inner.state)
+    assert set(updates) == set(expected.values())
+    for session_id, path in expected.items():
+        states = updates[path]
+        assert {s.session_id for s in states} == {session_id}
+        assert len(states) == store.session(session_id).length and states[-1] == load_state(store, session_id)
+    assert sum(1 for _ in _nodes(session_tree(store, "r"))) == len(expected)
+
+
+def _nodes(node: SessionNode) -> Iterator[SessionNode]:
+    yield node
+    for child in node.children:
+        yield from _nodes(child)
