@@ -208,7 +208,7 @@ def _sessions(shape: Shape, session_id: str, path: tuple[str, ...]) -> dict[str,
 @pytest.mark.slow
 @given(SHAPES)
 def test_every_session_of_a_random_tree_reaches_the_roots_subscribers_as_its_log_says(shape: Shape) -> None:
-    store, seen = MemoryStore(), []
+    store, seen = MemoryStore(), list[MachineEvent]()
 
     async def run() -> AgentState:
         clock = ManualClock()
