@@ -17,11 +17,11 @@ from .._store import (
     NotAStore,
     ReplayDiverged,
     SessionInfo,
+    SessionNode,
     StoreDamaged,
     load_state,
     session_exists,
     session_tree,
-    state_or_why,
 )
 from ._bounds import PAGE_BYTES, SESSIONS_PER_PAGE, TREE_SESSIONS, size
 from ._cursor import Cursors
@@ -81,10 +81,15 @@ class SessionList:
 
 def tree_of(store: EventStore, session_id: str) -> Any:
     """The tree ``session_id`` belongs to, from the root its lineage names (itself when it has none, or when
-    the root is not in the store), at most :data:`TREE_SESSIONS` sessions below the root."""
-    loaded = state_or_why(store, session_id)
-    lineage = None if isinstance(loaded, str) else loaded.config.lineage
+    the root is not in the store), at most :data:`TREE_SESSIONS` sessions below the root. Only the first record
+    is read to find the root; a root with no session named below it is not folded at all (no ``phase``)."""
+    try:
+        lineage = load_state(store, session_id, 1).config.lineage  # session-started holds it
+    except UNREADABLE:
+        lineage = None
     root = session_id
     if lineage is not None and session_exists(store, lineage.root_session_id):
         root = lineage.root_session_id
+    if not any(info.session_id.startswith(f"{root}:") for info in store.sessions()):
+        return msgspec.to_builtins(SessionNode(session_id=root, inputs=store.session(root).length))
     return msgspec.to_builtins(session_tree(store, root, limit=TREE_SESSIONS))

@@ -145,20 +145,24 @@ async function openSession(sid) {
   addPage(mine, page, "after");
   $("live").hidden = false;
   mine.timer = setTimeout(() => follow(mine), FOLLOW_MS);
-  await showTree(mine);
+  showTree(mine); // the records first; the tree when it comes
 }
 
 // ---- the tree of sessions the shown one belongs to (agents called as tools run child sessions)
 
 async function showTree(mine) {
-  const tree = await api(`${sessionPath(mine.sid)}/tree`);
+  const panel = $("tree");
+  let tree;
+  try { tree = await api(`${sessionPath(mine.sid)}/tree`); } catch (error) {
+    if (!mine.closed) { panel.replaceChildren(el("p", { class: "verify bad" }, `the tree of sessions cannot be read: ${error.message}`)); panel.hidden = false; }
+    return;
+  }
   if (mine.closed || !tree.children.length) return; // a session alone in its tree: no panel
   const node = (n) => el("li", { "data-session": n.session_id },
     n.session_id === mine.sid ? el("strong", { class: "current" }, n.session_id) : el("a", { href: `#/s/${enc(n.session_id)}` }, n.session_id),
     n.tool_call_id ? el("span", { class: "muted" }, ` call ${n.tool_call_id}`) : null, " ",
     el("span", { class: `badge ${n.phase}` }, n.phase), n.outcome ? el("span", { class: "muted" }, ` last turn ${n.outcome}${n.reason ? ": " + n.reason : ""}`) : null,
     n.children.length ? el("ul", {}, n.children.map(node)) : null);
-  const panel = $("tree");
   panel.replaceChildren(el("h2", {}, "Sessions in this tree"), el("ul", { class: "tree" }, node(tree)),
     tree.left_off ? el("p", { class: "muted" }, `${tree.left_off} more sessions in this tree are not listed`) : null);
   panel.hidden = false;
