@@ -33,21 +33,27 @@ def asking(*calls: str) -> ScriptedModel:
     return ScriptedModel(reply)
 
 
-async def test_the_roots_page_lists_its_tree_and_opens_a_grandchild(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "tree.db")
-    clock = ManualClock()
+async def test_the_roots_page_lists_its_tree_as_it_grows_and_opens_a_grandchild(tmp_path: Path) -> None:
+    path = tmp_path / "tree.db"
+    store, clock = SqliteStore(path), ManualClock()
     leaf = Agent(asking(), clock=clock)
     middle = Agent(asking("deep"), tools=[leaf.as_tool("ask", "Ask the leaf.")], clock=clock)
-    async with open_session(
-        store, "root", asking("one", "two"), tools=[middle.as_tool("ask", "Ask.")], clock=clock
-    ) as session:
-        session.send("go")
-        with anyio.fail_after(10):
-            await session.turn_done()
-    async with serving(store) as url, browser() as chromium:
+    tools = [middle.as_tool("ask", "Ask.")]
+
+    async def turn(model: ScriptedModel) -> None:
+        async with open_session(store, "root", model, tools=tools, clock=clock) as session:
+            session.send("go")
+            with anyio.fail_after(10):
+                await session.turn_done()
+
+    await turn(asking())  # a first turn that asks nobody: a session alone, no tree to show
+    async with serving(SqliteStore(path)) as url, browser() as chromium:
         page = await chromium.new_page(viewport={"width": 1400, "height": 1000})
         await page.goto(f"{url}#/s/root")
-        await page.wait_for_selector("#tree li")
+        await page.wait_for_selector(".lane")
+        assert await page.is_hidden("#tree")
+        await turn(asking("one", "two"))  # the followed page sees new records, and the children they started
+        await page.wait_for_selector("#tree li[data-session='root:two:deep']")
         listed = await page.eval_on_selector_all("#tree li", "items => items.map(i => i.dataset.session)")
         assert listed == ["root", "root:one", "root:one:deep", "root:two", "root:two:deep"]
         assert await page.text_content("#tree strong.current") == "root"  # the page's own session, not a link
