@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otlp_receiver import serving
 
 from agent_core import AgentState, ContextToolResult, LlmContext
 from effects import (
@@ -239,3 +240,26 @@ def _nodes(node: SessionNode) -> Iterator[SessionNode]:
     yield node
     for child in node.children:
         yield from _nodes(child)
+
+
+async def test_export_otlp_tree_sends_the_whole_tree_as_one_nested_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "tree.db")
+    store = SqliteStore(db)
+    await grow_tree(store)
+    store.close()
+    with serving() as receiver:
+        url = f"http://127.0.0.1:{receiver.server_port}/v1/traces"
+        assert main(["export", db, ROOT, "--otlp", url, "--tree"]) == 0, capsys.readouterr().err
+        requests = receiver.requests  # type: ignore[attr-defined]
+    # the root: a turn, two model calls, two tool calls; each of the four below: a turn, two model calls, a tool call
+    assert capsys.readouterr().err.startswith("sent 21 spans of plan and the sessions under it to ")
+    [(_, request)] = requests
+    spans = [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
+    assert {span.trace_id for span in spans} == {trace_id_of(ROOT).to_bytes(16, "big")}
+    ids = {span.span_id for span in spans}
+    assert all(span.parent_span_id in ids for span in spans if span.parent_span_id)  # every parent is sent too
+    assert sum(1 for span in spans if not span.parent_span_id) == 1  # one root: the root session's turn
+    assert main(["export", db, ROOT, "--otlp", url, "--tree", "--until", "3"]) == 2
+    assert capsys.readouterr().err.endswith("expected --tree or --until N, got both\n")
