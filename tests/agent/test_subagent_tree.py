@@ -100,8 +100,15 @@ async def test_a_subscriber_that_knows_only_its_own_events_sees_them_unchanged(t
 
 
 async def test_a_subscriber_that_raises_on_a_childs_event_stops_the_root_with_its_error(tmp_path: Path) -> None:
+    raised: list[str] = []
+
+    # It raises once: two effects failing at the same moment may, under trio, leave the machine as a group
+    # of both errors (a concern of the machine, not of the tree); one bug gives one error.
     def broken(event: MachineEvent) -> None:
-        if isinstance(event, ChildEvent) and isinstance(event.event, StateUpdated) and len(event.path) == 2:
+        grandchild = isinstance(event, ChildEvent) and isinstance(event.event, StateUpdated) and len(event.path) == 2
+        if grandchild and not raised:
+            assert isinstance(event, ChildEvent)
+            raised.append(event.path[-1])
             raise RuntimeError(f"subscriber bug at {event.path[-1]}")
 
     def watch(session: Session) -> None:
