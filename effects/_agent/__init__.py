@@ -3,7 +3,7 @@ and durable sessions over a store (``open_session``)."""
 
 from ._context import EffectContext
 from ._durable import INTERRUPTED, complete_interrupted, interrupted_calls
-from ._events import TextDelta
+from ._events import ChildEvent, SessionClosed, SessionOpened, TextDelta
 from ._ids import IdSource, RandomIds, SequentialIds
 from ._output import NoOutput, OutputType, OutputValidator
 from ._redact import MIN_SECRET_CHARS, REDACTED
@@ -22,6 +22,7 @@ __all__ = [
     "REDACTED",
     "Agent",
     "AgentRuntime",
+    "ChildEvent",
     "EffectContext",
     "IdSource",
     "NoOutput",
@@ -30,6 +31,8 @@ __all__ = [
     "RandomIds",
     "SequentialIds",
     "Session",
+    "SessionClosed",
+    "SessionOpened",
     "SessionStopped",
     "TextDelta",
     "complete_interrupted",

@@ -24,6 +24,7 @@ from .._store import EventStore, child_session_id
 from .._tools import Tool
 from ._caller import calling_session
 from ._session_handle import Session
+from ._tree import forwarded
 
 OpenChild = Callable[[EventStore | None, str, Lineage, Callable[[], bool]], AbstractAsyncContextManager[Session]]
 """Opens (or resumes) the child session ``session_id`` with ``lineage``, in a store or (``None``) in memory;
@@ -97,7 +98,8 @@ class AgentTool(Tool[..., str]):
         )
         try:
             async with self._open_child(caller.store, child_id, lineage, caller.open) as session:
-                return await self._answer(session, task, child_id)
+                with forwarded(session, child_id, caller.publish):  # the caller's subscribers see the child's events
+                    return await self._answer(session, task, child_id)
         except BaseException:  # a cancellation, under trio inside an exception group
             # The calling turn was cancelled (not this process stopping, which leaves the call open to resume):
             # the child's turn ends too, in its log, its dangling calls closed; its own children see it the same way.

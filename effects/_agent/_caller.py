@@ -11,19 +11,26 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .._machine import MachineEvent
 from .._store import EventStore
+
+
+def _nowhere(event: MachineEvent) -> None:
+    """Publishes nothing: a caller with no subscribers to reach."""
 
 
 @dataclass(frozen=True)
 class Caller:
     """The calling session's id, the id of the root of its tree, the store its log is kept in (``None``:
     a session without a store), and whether the call is still wanted: ``open()`` is false once the calling
-    session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own."""
+    session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own.
+    ``publish`` hands an event to the calling session's subscribers (a child session's, wrapped with its path)."""
 
     session_id: str
     root_session_id: str
     store: EventStore | None
     open: Callable[[], bool]
+    publish: Callable[[MachineEvent], None] = _nowhere
 
 
 _CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)

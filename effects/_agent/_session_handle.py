@@ -206,5 +206,8 @@ class Session:
         return loaded_output(await self.turn_done(), output_type)
 
     def subscribe(self, handler: Callable[[MachineEvent], None]) -> Callable[[], None]:
-        """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function."""
+        """Receive every event (the machine's timeline and ``text-delta``); returns the unsubscribe function.
+
+        The events of the child sessions its agent tools run (and of theirs) come too, each wrapped in a
+        :class:`~effects.ChildEvent` that names the child's path in the tree; the session's own are not wrapped."""
         return self.machine.subscribe(handler)

@@ -53,7 +53,7 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     own = ctx.stored_id or state.session_id
     lineage = state.config.lineage
     root = lineage.root_session_id if lineage else own
-    caller = Caller(own, root, ctx.store, lambda: ctx.call_open(call_id))
+    caller = Caller(own, root, ctx.store, lambda: ctx.call_open(call_id), dispatch.emit)
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),

@@ -3,7 +3,9 @@
 :class:`SpanProjection` is fed ``(seq, input, state before, state after)``
 steps, from a stored log (:func:`session_spans`) or from a running session's
 ``state-updated`` events (:class:`~effects.SessionTracer`): the same steps give
-the same spans. A turn is an ``invoke_agent`` span; each effect the state
+the same spans. A turn is an ``invoke_agent`` span (a child session's, one started by an agent
+called as a tool, is a child of the calling session's ``execute_tool`` span,
+in the root session's trace); each effect the state
 derives is a child span from the input that derived it to the input that
 ended it: ``call-llm`` a ``chat`` span, ``call-tool`` an ``execute_tool``
 span, a retry backoff's ``wait-until`` a ``wait retry`` span. The turn's
@@ -18,7 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agent_core import AgentInput, AgentState, effects_at, tag_of, tool_call_id_of
+from agent_core import AgentInput, AgentState, Lineage, effects_at, tag_of, tool_call_id_of
 
 from .._machine import reconcile
 from .._store import answered_by
@@ -78,13 +80,14 @@ class SpanProjection:
         self.conventions = conventions if conventions is not None else Conventions()
         self.replayed = replayed
         self.session_id = ""
+        self.lineage: Lineage | None = None
         self._open: dict[str, _Open] = {}
         if state is not None and state.started:
             self._resume(state)
 
     def step(self, seq: int, inp: AgentInput, before: AgentState, after: AgentState) -> list[SpanData]:
         """The spans ``inp`` (record ``seq``) ended; opens the spans it started."""
-        self.session_id = after.session_id
+        self.session_id, self.lineage = after.session_id, after.config.lineage
         at = inp.timestamp
         done: list[SpanData] = []
         plan = reconcile(effects_at(before), effects_at(after))
@@ -148,14 +151,20 @@ class SpanProjection:
     ) -> list[SpanData]:
         attributes, error, started = outcome
         start = span.start_ms if started is None else max(span.start_ms, min(started, at))
-        sid = self.session_id
+        sid, lineage = self.session_id, self.lineage
+        if span.parent is not None:
+            parent_id: int | None = span_id_of(sid, span.parent)
+        elif lineage is not None:  # a child session's turn: under the calling session's execute_tool span
+            parent_id = span_id_of(lineage.parent_session_id, f"call-tool:{lineage.parent_tool_call_id}")
+        else:
+            parent_id = None
         return [
             SpanData(
                 name=span.name,
                 kind=span.kind,
-                trace_id=trace_id_of(sid),
+                trace_id=trace_id_of(sid if lineage is None else lineage.root_session_id),  # one trace per tree
                 span_id=span_id_of(sid, key),
-                parent_id=None if span.parent is None else span_id_of(sid, span.parent),
+                parent_id=parent_id,
                 start_ms=start,
                 end_ms=at,
                 attributes={
@@ -170,7 +179,7 @@ class SpanProjection:
         ]
 
     def _resume(self, state: AgentState) -> None:
-        self.session_id = state.session_id
+        self.session_id, self.lineage = state.session_id, state.config.lineage
         turn_key = _turn_key(state)
         if turn_key is None or state.turn is None:
             return

@@ -46,6 +46,8 @@ from ._sqlite import SqliteStore
 from ._timeline import TimelineEntry, timeline
 from ._timeline import answered_by as answered_by
 from ._timeline import timeline_entry as timeline_entry
+from ._tree import DEFAULT_TREE_LIMIT, SessionNode, session_tree
+from ._tree import state_or_why as state_or_why
 from ._writer import PendingCommit
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "DEFAULT_LEASE_MS",
     "DEFAULT_RENEW_MS",
     "DEFAULT_SNAPSHOT_EVERY",
+    "DEFAULT_TREE_LIMIT",
     "ConcurrencyError",
     "EventStore",
     "InputsListener",
@@ -70,6 +73,7 @@ __all__ = [
     "SessionInfo",
     "SessionJournal",
     "SessionLeased",
+    "SessionNode",
     "SessionNotFound",
     "SharedStore",
     "Snapshot",
@@ -88,6 +92,7 @@ __all__ = [
     "open_store",
     "replay_session",
     "session_exists",
+    "session_tree",
     "timeline",
     "turn_digest",
 ]

@@ -25,7 +25,7 @@ from ._checks import BadRequest, cross_site, failed, json_body, number, param
 from ._cursor import Cursors
 from ._decide import DecisionRefused, decide
 from ._records import record_detail
-from ._sessions import UNREADABLE, SessionList
+from ._sessions import UNREADABLE, SessionList, tree_of
 from ._verify import verify_view
 from ._view import Views
 
@@ -96,6 +96,10 @@ class Api:
             return failed(error.status, str(error))
         return await _guarded(lambda: record_detail(self.store, sid, seq, budget, self.cursors))
 
+    async def tree(self, request: Request) -> Response:
+        sid = param(request, "sid")
+        return await _guarded(lambda: tree_of(self.store, sid))
+
     async def verify(self, request: Request) -> Response:
         sid = param(request, "sid")
         return await _guarded(lambda: verify_view(self.store, sid))
@@ -127,7 +131,7 @@ class Api:
 async def not_routed(request: Request, error: Exception) -> Response:
     """A path or method the viewer does not serve, as JSON like every other error."""
     assert isinstance(error, HTTPException)
-    routes = "/, /assets/NAME, /api/sessions[/ID[/head|/records/N|/verify|/decisions|/fork]]"
+    routes = "/, /assets/NAME, /api/sessions[/ID[/head|/records/N|/tree|/verify|/decisions|/fork]]"
     return failed(error.status_code, f"{error.detail}: {request.method} {request.url.path}; the viewer serves {routes}")
 
 

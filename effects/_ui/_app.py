@@ -21,7 +21,8 @@ def create_app(store: EventStore, *, hosts: Iterable[str] = ()) -> Any:
     of the list), ``/api/sessions/{id}`` (a page of records and the state it
     ends in: the newest, ``?after=N`` or ``?before=N``, ``&limit=``; see
     :func:`session_view`), ``.../head``, ``.../records/{seq}`` (``?bytes=``,
-    see :func:`record_view`), ``.../verify``, and ``POST``
+    see :func:`record_view`), ``.../tree`` (the tree of sessions the session
+    belongs to, from its root: :func:`~effects.session_tree`), ``.../verify``, and ``POST``
     ``.../decisions`` (``{"tool_call_id", "approve", "reason"}``, ``approve`` a
     JSON boolean) and ``.../fork`` (``{"at"}``, a JSON integer). Every request
     must carry a loopback ``Host`` (``127.0.0.0/8``, ``[::1]``, ``localhost``)
@@ -49,6 +50,7 @@ def create_app(store: EventStore, *, hosts: Iterable[str] = ()) -> Any:
         Route("/api/sessions/{sid}", api.session),
         Route("/api/sessions/{sid}/head", api.head),
         Route("/api/sessions/{sid}/records/{seq:int}", api.record),
+        Route("/api/sessions/{sid}/tree", api.tree),
         Route("/api/sessions/{sid}/verify", api.verify),
         Route("/api/sessions/{sid}/decisions", api.decision, methods=["POST"]),
         Route("/api/sessions/{sid}/fork", api.fork, methods=["POST"]),

@@ -35,6 +35,9 @@ MIN_DETAIL_BYTES, MAX_DETAIL_BYTES = 16 * 1024, 4 * 1024 * 1024
 SESSIONS_PER_PAGE = 100
 """The most sessions one page of the session list holds; it also ends once past :data:`PAGE_BYTES`."""
 
+TREE_SESSIONS = 200
+"""The most sessions below its root the tree of a session lists; the rest are counted (``left_off``)."""
+
 MAX_DEPTH = 32
 """Arrays and objects nested deeper than this are replaced by a note (the viewer's own values never are)."""
 

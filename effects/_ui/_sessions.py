@@ -1,4 +1,5 @@
-"""The viewer's list of sessions, a page at a time, each with its phase (or why it cannot be read)."""
+"""The viewer's list of sessions, a page at a time, each with its phase (or why it cannot be read), and the tree
+of sessions one session belongs to."""
 
 from __future__ import annotations
 
@@ -10,8 +11,19 @@ import msgspec
 
 from agent_core import DecodeError, phase
 
-from .._store import EventStore, LogDamaged, NotAStore, ReplayDiverged, SessionInfo, StoreDamaged, load_state
-from ._bounds import PAGE_BYTES, SESSIONS_PER_PAGE, size
+from .._store import (
+    EventStore,
+    LogDamaged,
+    NotAStore,
+    ReplayDiverged,
+    SessionInfo,
+    SessionNode,
+    StoreDamaged,
+    load_state,
+    session_exists,
+    session_tree,
+)
+from ._bounds import PAGE_BYTES, SESSIONS_PER_PAGE, TREE_SESSIONS, size
 from ._cursor import Cursors
 
 UNREADABLE = (LogDamaged, ReplayDiverged, StoreDamaged, NotAStore, DecodeError)
@@ -65,3 +77,19 @@ class SessionList:
             while len(self._phases) > KEPT_PHASES:
                 self._phases.popitem(last=False)
         return found
+
+
+def tree_of(store: EventStore, session_id: str) -> Any:
+    """The tree ``session_id`` belongs to, from the root its lineage names (itself when it has none, or when
+    the root is not in the store), at most :data:`TREE_SESSIONS` sessions below the root. Only the first record
+    is read to find the root; a root with no session named below it is not folded at all (no ``phase``)."""
+    try:
+        lineage = load_state(store, session_id, 1).config.lineage  # session-started holds it
+    except UNREADABLE:
+        lineage = None
+    root = session_id
+    if lineage is not None and session_exists(store, lineage.root_session_id):
+        root = lineage.root_session_id
+    if not any(info.session_id.startswith(f"{root}:") for info in store.sessions()):
+        return msgspec.to_builtins(SessionNode(session_id=root, inputs=store.session(root).length))
+    return msgspec.to_builtins(session_tree(store, root, limit=TREE_SESSIONS))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agent_core import DecodeError, phase
+from agent_core import phase
 
-from .._store import EventStore, LogDamaged, ReplayDiverged, load_state
+from .._store import EventStore, state_or_why
 from ._logs import add_db, as_builtins, command, opened, print_json, show_time, table
 
 
@@ -51,11 +51,5 @@ def run(args: argparse.Namespace) -> int:
 
 def _phase(store: EventStore, session_id: str) -> str:
     """The session's phase; a session that does not load says why instead of failing the whole list."""
-    try:
-        return str(phase(load_state(store, session_id)).value)
-    except LogDamaged as error:
-        return f"damaged at record {error.record}"
-    except ReplayDiverged as error:
-        return f"diverges at record {error.record}"
-    except DecodeError as error:
-        return f"unreadable at record {error.record}"
+    loaded = state_or_why(store, session_id)
+    return loaded if isinstance(loaded, str) else str(phase(loaded).value)

@@ -270,8 +270,15 @@ def test_a_page_asked_for_wrongly_is_a_400_in_json(viewer: Viewer) -> None:
     assert viewer.ask("GET", f"/api/sessions/{SESSION}/records/3?bytes=%ff")[0] == 400
 
 
+def test_the_tree_of_a_session_alone_is_itself_and_of_an_unknown_one_a_404(viewer: Viewer) -> None:
+    status, tree = viewer.ask("GET", f"/api/sessions/{SESSION}/tree")
+    assert status == 200 and (tree["session_id"], tree["children"], tree["left_off"]) == (SESSION, [], 0)
+    status, refused = viewer.ask("GET", "/api/sessions/nope/tree")
+    assert status == 404 and refused["error"].startswith("no session 'nope' in the store")
+
+
 def test_what_the_viewer_does_not_serve_is_said_in_json(viewer: Viewer) -> None:
-    routes = "/, /assets/NAME, /api/sessions[/ID[/head|/records/N|/verify|/decisions|/fork]]"
+    routes = "/, /assets/NAME, /api/sessions[/ID[/head|/records/N|/tree|/verify|/decisions|/fork]]"
     assert viewer.ask("GET", "/api/nothing") == (
         404,
         {"error": f"Not Found: GET /api/nothing; the viewer serves {routes}"},

@@ -6,6 +6,7 @@
 const DATA = document.getElementById("agent-core-data");
 const EMBED = DATA ? JSON.parse(DATA.textContent) : null;
 const FOLLOW_MS = 500; // how often a followed session asks for new records when it has them all
+const TREE_MS = 2000; // a followed session asks for its tree of sessions again at most this often, when records arrive
 const MAX_ROWS = 2000; // records the page holds at once; following drops the oldest beyond them
 const DETAIL_BYTES = 256 * 1024, MAX_DETAIL_BYTES = 4 * 1024 * 1024;
 const BUDGET_REASONS = ["max-model-calls", "max-tool-calls", "max-tokens", "timeout", "max-cost", "max-session-cost", "unpriced", "budget-pool"];
@@ -48,7 +49,7 @@ function show(...nodes) { $("main").replaceChildren(...nodes); }
 function failure(error) { show(el("p", { class: "verify bad", id: "error" }, String(error.message || error))); }
 
 function stop() {
-  if (view) { clearTimeout(view.timer); view.closed = true; }
+  if (view) { clearTimeout(view.timer); clearTimeout(view.treeTimer); view.closed = true; }
   if (listing) { clearTimeout(listing.timer); listing.closed = true; }
   view = listing = null;
 }
@@ -115,7 +116,7 @@ function moreText(mine, more) {
 function openView(sid, session) {
   stop();
   view = { sid, session, lo: 1, hi: 0, origin: session.first_timestamp || 0, lanes: new Map(), order: [], open: new Set(),
-    ranOut: new Map(), following: !EMBED, busy: false, again: false, timer: null, closed: false, selected: null, approvals: "" };
+    ranOut: new Map(), treeAt: 0, treeTimer: null, following: !EMBED, busy: false, again: false, timer: null, closed: false, selected: null, approvals: "" };
   $("where").textContent = "session " + sid;
   const records = el("table", { id: "records" }, el("tbody", {}));
   records.addEventListener("click", (event) => { const row = event.target.closest("tr.record"); if (row) go(+row.dataset.seq); });
@@ -124,7 +125,7 @@ function openView(sid, session) {
   const legend = el("div", { class: "legend" }, [["completed", "var(--ok)"], ["failed", "var(--fail)"], ["cancelled", "var(--cancel)"], ["running", "var(--run)"], ["retry backoff", "var(--wait)"]]
     .map(([name, color]) => el("span", {}, el("i", { style: `background:${color}` }), name)));
   const header = el("div", {}, el("h1", {}, sid, " ", el("span", { class: "badge", id: "phase" }, "")), el("p", { class: "muted", id: "about" }));
-  const left = el("div", {}, el("div", { id: "approvals" }),
+  const left = el("div", {}, el("div", { id: "approvals" }), el("div", { class: "panel", id: "tree", hidden: true }),
     el("div", { class: "panel" }, el("h2", {}, "Timeline"), el("div", { class: "axis" }, el("span", { id: "axis-from" }), el("span", { id: "axis-to" })), lanes, legend),
     el("div", { class: "panel", id: "budgets" }), verifyPanel(),
     el("div", { class: "panel" }, el("h2", {}, "Records ", el("span", { class: "muted", id: "window" })),
@@ -145,6 +146,34 @@ async function openSession(sid) {
   addPage(mine, page, "after");
   $("live").hidden = false;
   mine.timer = setTimeout(() => follow(mine), FOLLOW_MS);
+  showTree(mine); // the records first; the tree when it comes
+}
+
+// ---- the tree of sessions the shown one belongs to (agents called as tools run child sessions)
+
+function treeSoon(mine) {
+  if (mine.treeTimer !== null) return;
+  const wait = Math.max(0, mine.treeAt + TREE_MS - Date.now());
+  mine.treeTimer = setTimeout(() => { mine.treeTimer = null; if (!mine.closed) showTree(mine); }, wait);
+}
+
+async function showTree(mine) {
+  mine.treeAt = Date.now();
+  const panel = $("tree");
+  let tree;
+  try { tree = await api(`${sessionPath(mine.sid)}/tree`); } catch (error) {
+    if (!mine.closed) { panel.replaceChildren(el("p", { class: "verify bad" }, `the tree of sessions cannot be read: ${error.message}`)); panel.hidden = false; }
+    return;
+  }
+  if (mine.closed || !tree.children.length) return; // a session alone in its tree: no panel
+  const node = (n) => el("li", { "data-session": n.session_id },
+    n.session_id === mine.sid ? el("strong", { class: "current" }, n.session_id) : el("a", { href: `#/s/${enc(n.session_id)}` }, n.session_id),
+    n.tool_call_id ? el("span", { class: "muted" }, ` call ${n.tool_call_id}`) : null, " ",
+    el("span", { class: `badge ${n.phase}` }, n.phase), n.outcome ? el("span", { class: "muted" }, ` last turn ${n.outcome}${n.reason ? ": " + n.reason : ""}`) : null,
+    n.children.length ? el("ul", {}, n.children.map(node)) : null);
+  panel.replaceChildren(el("h2", {}, "Sessions in this tree"), el("ul", { class: "tree" }, node(tree)),
+    tree.left_off ? el("p", { class: "muted" }, `${tree.left_off} more sessions in this tree are not listed`) : null);
+  panel.hidden = false;
 }
 
 function openEmbedded() {
@@ -166,6 +195,7 @@ async function follow(mine) {
     const page = await api(`${sessionPath(mine.sid)}?after=${mine.hi}`);
     if (!mine.closed && mine.following && page.from === mine.hi + 1) {
       addPage(mine, page, "after");
+      if (page.records.length) treeSoon(mine); // children may have started
       if (page.to < page.session.length) next = 0; // catching up
     }
     $("live").textContent = "● following";
