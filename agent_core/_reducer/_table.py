@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from .._inputs import (
+    ChildSpent,
     AgentInput,
     AnswerRejected,
     ContextCompacted,
@@ -67,6 +68,7 @@ from .on_tool_call_input_provided import on_tool_call_input_provided
 from .on_tool_call_input_required import on_tool_call_input_required
 from .on_tool_call_started import on_tool_call_started
 from .on_tool_call_task_created import on_tool_call_task_created
+from .on_child_spent import on_child_spent
 from .on_user_message_received import on_user_message_received
 from .on_workflow_action_taken import on_workflow_action_taken
 
@@ -142,6 +144,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
     _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
+    _row(ChildSpent, on_child_spent, (*_ENDS_TURN, "children_spent"), _DECIDING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

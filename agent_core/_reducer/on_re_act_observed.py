@@ -54,8 +54,10 @@ def _verdict(
     if turn.final_answer:
         return Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
     limit = state.config.max_tool_calls
-    if limit is not None and turn.tool_call_count + len(requests) > limit:
-        used = f"({turn.tool_call_count} used, {len(requests)} asked)"
+    children = turn.children_spent.tool_calls if turn.children_spent else 0
+    if limit is not None and turn.tool_call_count + children + len(requests) > limit:
+        by_children = f", {children} of them by child sessions" if turn.children_spent else ""
+        used = f"({turn.tool_call_count + children} used{by_children}, {len(requests)} asked)"
         return Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
     config = state.config
     repeats, stuck = count_repeats(
