@@ -22,9 +22,9 @@ from typing import Any
 import msgspec
 
 from .._inputs import (
-    ChildSpent,
     AgentInput,
     AnswerRejected,
+    ChildSpent,
     ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
@@ -50,6 +50,7 @@ from .._inputs import (
 from .._phase import Phase
 from .._state import AgentState
 from .on_answer_rejected import on_answer_rejected
+from .on_child_spent import on_child_spent
 from .on_context_compacted import on_context_compacted
 from .on_context_window_expanded import on_context_window_expanded
 from .on_history_tool_calls_added import on_history_tool_calls_added
@@ -68,7 +69,6 @@ from .on_tool_call_input_provided import on_tool_call_input_provided
 from .on_tool_call_input_required import on_tool_call_input_required
 from .on_tool_call_started import on_tool_call_started
 from .on_tool_call_task_created import on_tool_call_task_created
-from .on_child_spent import on_child_spent
 from .on_user_message_received import on_user_message_received
 from .on_workflow_action_taken import on_workflow_action_taken
 

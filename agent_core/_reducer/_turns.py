@@ -237,13 +237,14 @@ def stop_if_spent(state: AgentState, turn: Turn, *, tool_calls: bool = False) ->
     total = spent_by_turn(turn)
     if config.max_model_calls is not None and total.model_calls >= config.max_model_calls:
         detail = f"the turn used its {config.max_model_calls} model calls"
-        return exhaust(state, "max-model-calls", detail + _by_children(theirs and theirs.model_calls))
+        return exhaust(state, "max-model-calls", detail + _by_children(theirs, "model_calls"))
     if config.max_tokens is not None and total.tokens >= config.max_tokens:
         detail = f"the turn used {total.tokens} tokens of its budget of {config.max_tokens}"
-        return exhaust(state, "max-tokens", detail + _by_children(theirs and theirs.tokens))
+        return exhaust(state, "max-tokens", detail + _by_children(theirs, "tokens"))
     if tool_calls and config.max_tool_calls is not None and total.tool_calls > config.max_tool_calls:
         detail = f"the turn's budget of {config.max_tool_calls} tool calls is spent ({total.tool_calls} used"
-        return exhaust(state, "max-tool-calls", f"{detail}, {theirs.tool_calls if theirs else 0} by its child sessions)")
+        by_children = theirs.tool_calls if theirs else 0
+        return exhaust(state, "max-tool-calls", f"{detail}, {by_children} by its child sessions)")
     return settle_cost(state, turn, config)
 
 
@@ -258,22 +259,23 @@ def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentStat
     if config.max_cost is not None and cost >= config.max_cost:
         spent = f"{format_nanos(cost)} of its budget of {format_nanos(config.max_cost)}"
         mine = f"the turn's model calls cost {spent}"
-        return exhaust(state, "max-cost", mine + _by_children(theirs and theirs.cost, format_nanos))
+        return exhaust(state, "max-cost", mine + _by_children(theirs, "cost", format_nanos))
     limit = config.max_session_cost
     everyone = state.children_spent
     session_cost = state.cost + (everyone.cost if everyone else 0)
     if limit is not None and session_cost >= limit:
         spent = f"{format_nanos(session_cost)} of its budget of {format_nanos(limit)}"
-        detail = f"the session's model calls cost {spent}" + _by_children(everyone and everyone.cost, format_nanos)
+        detail = f"the session's model calls cost {spent}" + _by_children(everyone, "cost", format_nanos)
         if not turn.model_calls:
             return end_turn(state, "failed", "max-session-cost", detail)
         return exhaust(state, "max-session-cost", detail)
     return state
 
 
-def _by_children(amount: int | None, shown: Callable[[int], str] = str) -> str:
-    """The part of a spent budget the child sessions spent, for the outcome's detail (nothing without children)."""
-    return "" if amount is None else f" ({shown(amount)} by its child sessions)"
+def _by_children(theirs: Spend | None, name: str, shown: Callable[[int], str] = str) -> str:
+    """The part ``name`` of a spent budget the child sessions spent, for the outcome's detail (nothing when
+    no child reported)."""
+    return "" if theirs is None else f" ({shown(getattr(theirs, name))} by its child sessions)"
 
 
 def compacted(state: AgentState) -> AgentState:
