@@ -146,8 +146,11 @@ def _with_items(state: AgentState, message: Message, inp: ReActObserved) -> Agen
 
 
 def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
-    """Count the call and close the turn as completed (its counters are not kept: only the session's are),
-    with the validated output in a session that asks for one."""
+    """Count the call and close the turn as completed, with the validated output in a session that asks for one.
+    The turn's counters are kept (in ``last_outcome.spent``) only by a child session and a turn whose children
+    spent, so only those count the last call into them."""
+    if state.config.lineage is not None or turn.children_spent is not None:
+        turn = _turn_counted(state, turn, inp)
     return end_turn(_counted(state, inp, turn), "completed", turn.exhausted, output=inp.output)
 
 
