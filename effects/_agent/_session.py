@@ -320,7 +320,7 @@ class Agent:
     async def _cancel_child(self, store: EventStore, session_id: str, reason: str) -> None:
         """End the open turn of the stored child ``session_id`` as cancelled for ``reason``: its log only, nothing
         runs. The children its open calls were running (stored under their call ids) end the same way."""
-        async with durable_journal(store, session_id, self.clock) as journal:
+        async with durable_journal(store, session_id, self.clock, interrupted=False) as journal:
             state = journal.state
             cancel = ReActCancelled(timestamp=max(self.clock.now_ms(), state.timestamp), reason=reason)
             if check(state, cancel) is not None:  # no turn is open (a child whose turn had ended is left as it is)
