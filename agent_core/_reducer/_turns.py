@@ -234,15 +234,16 @@ def stop_if_spent(state: AgentState, turn: Turn, *, tool_calls: bool = False) ->
     """
     config = state.config
     theirs = turn.children_spent
-    total = spent_by_turn(turn)
+    total = turn if theirs is None else spent_by_turn(turn)  # the same counts, without a copy when no child spent
     if config.max_model_calls is not None and total.model_calls >= config.max_model_calls:
         detail = f"the turn used its {config.max_model_calls} model calls"
         return exhaust(state, "max-model-calls", detail + _by_children(theirs, "model_calls"))
     if config.max_tokens is not None and total.tokens >= config.max_tokens:
         detail = f"the turn used {total.tokens} tokens of its budget of {config.max_tokens}"
         return exhaust(state, "max-tokens", detail + _by_children(theirs, "tokens"))
-    if tool_calls and config.max_tool_calls is not None and total.tool_calls > config.max_tool_calls:
-        detail = f"the turn's budget of {config.max_tool_calls} tool calls is spent ({total.tool_calls} used"
+    used = turn.tool_call_count + (theirs.tool_calls if theirs else 0)
+    if tool_calls and config.max_tool_calls is not None and used > config.max_tool_calls:
+        detail = f"the turn's budget of {config.max_tool_calls} tool calls is spent ({used} used"
         by_children = theirs.tool_calls if theirs else 0
         return exhaust(state, "max-tool-calls", f"{detail}, {by_children} by its child sessions)")
     return settle_cost(state, turn, config)
