@@ -11,9 +11,12 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent_core import (
     AgentConfig,
+    AgentState,
     LlmContext,
     Spend,
     ToolFailure,
@@ -279,3 +282,32 @@ async def test_children_without_a_pool_of_their_own_draw_from_the_callers(tmp_pa
         assert totals.spent == state.cost + state.children_spent.cost == nanos("0.06")  # 2 own calls, 4 children's
     finally:
         pools.close()
+
+
+def counting_researcher(context: LlmContext) -> ModelReply:
+    """Looks up as many times as its task says, then answers; every call costs a cent."""
+    found = results(context)
+    if len(found) < int(question(context).split()[0]):
+        return call_tools(("lookup", {"topic": f"topic {len(found)}"}, f"lookup-{len(found)}"), usage=CALL)
+    return say("done", usage=CALL)
+
+
+async def _tree(lookups: list[int]) -> tuple[AgentState, Spend]:
+    clock = ManualClock()
+    child = Agent(ScriptedModel(counting_researcher), tools=[lookup], clock=clock, pricing=cents)
+    asks = [("research", {"task": f"{n} (child {i})"}, f"ask-{i}") for i, n in enumerate(lookups)]
+    parent = Agent(ScriptedModel([call_tools(*asks), say("ok")]), tools=[child.as_tool("research", "R.")], clock=clock)
+    async with parent.running() as session:  # no store: the children run in memory, and report all the same
+        session.send("go")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    calls = sum(n + 1 for n in lookups)
+    return state, Spend(model_calls=calls, tool_calls=sum(lookups), tokens=400 * calls, cost=nanos("0.01") * calls)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+def test_the_roll_up_of_random_children_is_their_sum(lookups: list[int]) -> None:
+    state, expected = anyio.run(_tree, lookups)
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    assert state.children_spent == expected
