@@ -56,6 +56,7 @@ from ._inputs import (
     TOOL_CALL_MARKER,
     AgentInput,
     AnswerRejected,
+    ChildSpent,
     CompleteReAct,
     ContextCompacted,
     ContextWindowExpanded,
@@ -72,6 +73,7 @@ from ._inputs import (
     ReActObserved,
     RejectionReason,
     SessionStarted,
+    Spend,
     TimerFired,
     ToolCallApproved,
     ToolCallCompleted,
@@ -114,6 +116,7 @@ from ._rules import (
     register_guard,
     register_rule,
 )
+from ._spent import spent
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
 from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
 from ._table import Table
@@ -168,6 +171,7 @@ __all__ = [
     "AnswerRejected",
     "CallLlm",
     "CallTool",
+    "ChildSpent",
     "CompactionPolicy",
     "CompactionStrategy",
     "CompleteReAct",
@@ -204,6 +208,7 @@ __all__ = [
     "Rejection",
     "RejectionReason",
     "SessionStarted",
+    "Spend",
     "SummaryRequest",
     "Table",
     "TimerFired",
@@ -265,6 +270,7 @@ __all__ = [
     "register_rule",
     "replace_surrogates",
     "replay",
+    "spent",
     "state_digest",
     "state_hash",
     "summary_context",

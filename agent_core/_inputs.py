@@ -47,6 +47,17 @@ class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=T
     reasoning_tokens: int = 0
 
 
+class Spend(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
+    """What a session spent on what its budgets count: model calls, tool calls, tokens (input and output),
+    and cost in nano-units (see :func:`nanos`). A child session's spend is reported to its caller
+    (``child-spent``) and counted in the caller's turn and session budgets."""
+
+    model_calls: int = 0
+    tool_calls: int = 0
+    tokens: int = 0
+    cost: int = 0
+
+
 OPAQUE_KINDS = ("thinking", "redacted-thinking", "reasoning", "compaction", "reasoning-content")
 """The opaque item kinds the shipped adapters write (a producer may log others; each adapter reads its own)."""
 
@@ -382,6 +393,18 @@ class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted
     cost: int | None = None
 
 
+class ChildSpent(_Input, frozen=True, kw_only=True, tag="child-spent"):
+    """The child session that the running call ``tool_call_id`` runs (an agent tool) has spent ``spent`` so far,
+    in all: its own model calls, tool calls, tokens and cost, its own children's included.
+
+    Cumulative, so a report sent again (a caller resumed after a crash) changes nothing; the difference from
+    the call's previous report counts toward the calling turn's and session's budgets as it happens.
+    """
+
+    tool_call_id: str
+    spent: Spend
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -404,6 +427,7 @@ AgentInput = Union[
     AnswerRejected,
     PoolVerdictReceived,
     ContextCompacted,
+    ChildSpent,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

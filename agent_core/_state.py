@@ -23,7 +23,7 @@ from immutables import Map
 
 from ._compaction._state import ContextCompaction
 from ._config import AgentConfig
-from ._inputs import ProviderItem, ToolResult
+from ._inputs import ProviderItem, Spend, ToolResult
 from ._table import Table
 from ._toolset import ToolSet
 from ._vector import Vector
@@ -91,6 +91,7 @@ class ToolCallRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_d
     attempt: int = 0
     retry_at: int | None = None
     last_error: str = ""
+    child_spent: Spend | None = None
 
 
 PAST_TOOL_CALLS_LISTED = 20
@@ -146,6 +147,7 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     empty_answers: int = 0
     cost: int = 0
     unpriced: bool = False
+    children_spent: Spend | None = None
 
 
 def running_deadline(turn: Turn) -> int | None:
@@ -166,6 +168,7 @@ class TurnOutcome(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defa
     turn: int = 0
     at: int = 0
     output: str = ""
+    spent: Spend | None = None
 
 
 _NO_MESSAGES: Vector[Message] = Vector()
@@ -217,6 +220,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     audit: Vector[WorkflowMove] = _NO_AUDIT
     cost: int = 0
     compaction: ContextCompaction | None = None
+    children_spent: Spend | None = None
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

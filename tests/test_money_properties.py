@@ -32,8 +32,9 @@ def test_no_model_call_is_derived_once_a_cost_budget_is_spent(inputs: list[ac.Ag
         calling = any(isinstance(e, ac.CallLlm) for e in ac.effects_at(state).values())
         if turn is None or not calling or turn.final_answer:
             continue
-        assert config.max_cost is None or turn.cost < config.max_cost
-        assert config.max_session_cost is None or state.cost < config.max_session_cost
+        theirs = state.children_spent.cost if state.children_spent else 0  # child sessions' spend counts too
+        assert config.max_cost is None or ac.spent(state).cost < config.max_cost
+        assert config.max_session_cost is None or state.cost + theirs < config.max_session_cost
         assert not turn.unpriced
 
 
@@ -43,6 +44,8 @@ def test_the_session_cost_is_the_sum_of_the_logged_costs_and_replays(inputs: lis
     costed = (ac.ReActObserved, ac.AnswerRejected, ac.ContextCompacted, ac.LlmCallFailed)  # every model call's end
     logged = sum(i.cost or 0 for i in inputs if isinstance(i, costed))
     assert final.cost == logged
+    reported = {i.tool_call_id: i.spent.cost for i in inputs if isinstance(i, ac.ChildSpent)}  # cumulative
+    assert (final.children_spent.cost if final.children_spent else 0) == sum(reported.values())
     for fmt in ("json", "msgpack"):
         decoded = [ac.decode_input(ac.encode_input(i, format=fmt), format=fmt) for i in inputs]
         assert ac.state_hash(ac.replay(decoded)) == ac.state_hash(final)

@@ -24,6 +24,7 @@ import msgspec
 from .._inputs import (
     AgentInput,
     AnswerRejected,
+    ChildSpent,
     ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
@@ -49,6 +50,7 @@ from .._inputs import (
 from .._phase import Phase
 from .._state import AgentState
 from .on_answer_rejected import on_answer_rejected
+from .on_child_spent import on_child_spent
 from .on_context_compacted import on_context_compacted
 from .on_context_window_expanded import on_context_window_expanded
 from .on_history_tool_calls_added import on_history_tool_calls_added
@@ -142,6 +144,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
     _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
+    _row(ChildSpent, on_child_spent, (*_ENDS_TURN, "children_spent"), _DECIDING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

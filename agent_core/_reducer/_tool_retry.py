@@ -17,6 +17,7 @@ from msgspec.structs import replace
 from .._inputs import ToolFailure
 from .._state import AgentState, ToolCallRecord
 from ._backoff import backoff_ms
+from ._turns import spent_by_turn
 
 
 def retried(state: AgentState, record: ToolCallRecord, result: ToolFailure, now: int) -> ToolCallRecord | str:
@@ -33,7 +34,7 @@ def retried(state: AgentState, record: ToolCallRecord, result: ToolFailure, now:
         return f"failed {failures} of {policy.max_attempts} attempts" if failures > 1 else ""
     turn = state.turn
     limit = state.config.max_tool_calls
-    if turn is not None and limit is not None and turn.tool_call_count >= limit:
+    if turn is not None and limit is not None and spent_by_turn(turn).tool_calls >= limit:
         return f"failed {failures} attempts; not retried: the turn's budget of {limit} tool calls is spent"
     at = now + backoff_ms(policy.base_ms, policy.max_ms, failures)
     # A new attempt starts the call over: not the remote task or the answers of the failed one.

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from immutables import Map
 from msgspec.structs import replace
 
 from .._config import AgentConfig
 from .._cost import format_nanos
-from .._inputs import ToolFailure
+from .._inputs import Spend, ToolFailure
 from .._state import (
     PAST_TOOL_CALLS_LISTED,
     AgentState,
@@ -135,7 +137,14 @@ def end_turn(state: AgentState, kind: OutcomeKind, reason: str, detail: str = ""
         turn=None,
         past_calls=_past_calls(state, turn),
         last_outcome=TurnOutcome(
-            kind=kind, reason=reason, detail=detail, turn=turn.number, at=state.timestamp, output=output
+            kind=kind,
+            reason=reason,
+            detail=detail,
+            turn=turn.number,
+            at=state.timestamp,
+            output=output,
+            # Kept where a caller reads it: in a child session, and in a turn whose children spent.
+            spent=spent_by_turn(turn) if state.config.lineage is not None or turn.children_spent else None,
         ),
     )
     if state.queued:
@@ -191,13 +200,8 @@ def settle(state: AgentState) -> AgentState:
         return state
     if turn.final_answer:  # no budget left to check: the final answer is derived, once its context fits
         return compacted(state)
-    config = state.config
-    if config.max_model_calls is not None and turn.model_calls >= config.max_model_calls:
-        return exhaust(state, "max-model-calls", f"the turn used its {config.max_model_calls} model calls")
-    if config.max_tokens is not None and turn.tokens >= config.max_tokens:
-        return exhaust(state, "max-tokens", f"the turn used {turn.tokens} tokens of its budget of {config.max_tokens}")
-    costed = settle_cost(state, turn, config)
-    return compacted(state) if costed is state else costed
+    stopped = stop_if_spent(state, turn)
+    return compacted(state) if stopped is state else stopped
 
 
 def counts_cost(config: AgentConfig) -> bool:
@@ -205,26 +209,74 @@ def counts_cost(config: AgentConfig) -> bool:
     return config.max_cost is not None or config.max_session_cost is not None or bool(config.budget_pool)
 
 
-def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
-    """The money budgets, at the moment a next model call would be derived.
+NOTHING_SPENT = Spend()
 
-    A call that could not be priced ends the turn: the budgets could no longer
-    promise anything. A session budget already spent when a turn opens fails
+
+def spent_by_turn(turn: Turn) -> Spend:
+    """What ``turn`` spent: its own model calls, tool calls, tokens and cost, its child sessions' included."""
+    theirs = turn.children_spent or NOTHING_SPENT
+    return Spend(
+        model_calls=turn.model_calls + theirs.model_calls,
+        tool_calls=turn.tool_call_count + theirs.tool_calls,
+        tokens=turn.tokens + theirs.tokens,
+        cost=turn.cost + theirs.cost,
+    )
+
+
+def stop_if_spent(state: AgentState, turn: Turn, *, tool_calls: bool = False) -> AgentState:
+    """``state``, or its turn ended (or asked for a final answer) when one of its budgets is spent.
+
+    Checked before each model call (:func:`settle`) and whenever a child session reports what it spent
+    (``child-spent``, with ``tool_calls``: a child's tool calls can pass the turn's tool-call budget, which
+    the turn's own calls are held to when the model asks for them). A call that could not be priced ends the
+    turn: the budgets could no longer promise anything. A session budget already spent when a turn opens fails
     it outright (a final answer per turn would overspend it once per turn).
     """
+    config = state.config
+    theirs = turn.children_spent
+    total = turn if theirs is None else spent_by_turn(turn)  # the same counts, without a copy when no child spent
+    if config.max_model_calls is not None and total.model_calls >= config.max_model_calls:
+        detail = f"the turn used its {config.max_model_calls} model calls"
+        return exhaust(state, "max-model-calls", detail + _by_children(theirs, "model_calls"))
+    if config.max_tokens is not None and total.tokens >= config.max_tokens:
+        detail = f"the turn used {total.tokens} tokens of its budget of {config.max_tokens}"
+        return exhaust(state, "max-tokens", detail + _by_children(theirs, "tokens"))
+    used = turn.tool_call_count + (theirs.tool_calls if theirs else 0)
+    if tool_calls and config.max_tool_calls is not None and used > config.max_tool_calls:
+        detail = f"the turn's budget of {config.max_tool_calls} tool calls is spent ({used} used"
+        by_children = theirs.tool_calls if theirs else 0
+        return exhaust(state, "max-tool-calls", f"{detail}, {by_children} by its child sessions)")
+    return settle_cost(state, turn, config)
+
+
+def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentState:
+    """The money budgets of :func:`stop_if_spent` (a model call that failed after it was paid is checked
+    against these alone)."""
+    theirs = turn.children_spent
     if turn.unpriced:
         detail = "a model call could not be priced, so the cost budgets cannot be kept; give the agent a pricing"
         return end_turn(state, "failed", "unpriced", detail)
-    if config.max_cost is not None and turn.cost >= config.max_cost:
-        spent = f"{format_nanos(turn.cost)} of its budget of {format_nanos(config.max_cost)}"
-        return exhaust(state, "max-cost", f"the turn's model calls cost {spent}")
+    cost = turn.cost + (theirs.cost if theirs else 0)
+    if config.max_cost is not None and cost >= config.max_cost:
+        spent = f"{format_nanos(cost)} of its budget of {format_nanos(config.max_cost)}"
+        mine = f"the turn's model calls cost {spent}"
+        return exhaust(state, "max-cost", mine + _by_children(theirs, "cost", format_nanos))
     limit = config.max_session_cost
-    if limit is not None and state.cost >= limit:
-        detail = f"the session's model calls cost {format_nanos(state.cost)} of its budget of {format_nanos(limit)}"
+    everyone = state.children_spent
+    session_cost = state.cost + (everyone.cost if everyone else 0)
+    if limit is not None and session_cost >= limit:
+        spent = f"{format_nanos(session_cost)} of its budget of {format_nanos(limit)}"
+        detail = f"the session's model calls cost {spent}" + _by_children(everyone, "cost", format_nanos)
         if not turn.model_calls:
             return end_turn(state, "failed", "max-session-cost", detail)
         return exhaust(state, "max-session-cost", detail)
     return state
+
+
+def _by_children(theirs: Spend | None, name: str, shown: Callable[[int], str] = str) -> str:
+    """The part ``name`` of a spent budget the child sessions spent, for the outcome's detail (nothing when
+    no child reported)."""
+    return "" if theirs is None else f" ({shown(getattr(theirs, name))} by its child sessions)"
 
 
 def compacted(state: AgentState) -> AgentState:

@@ -54,8 +54,10 @@ def _verdict(
     if turn.final_answer:
         return Tripped("final-answer", "tools are disabled: the turn's budget is spent and it must answer now")
     limit = state.config.max_tool_calls
-    if limit is not None and turn.tool_call_count + len(requests) > limit:
-        used = f"({turn.tool_call_count} used, {len(requests)} asked)"
+    children = turn.children_spent.tool_calls if turn.children_spent else 0
+    if limit is not None and turn.tool_call_count + children + len(requests) > limit:
+        by_children = f", {children} of them by child sessions" if turn.children_spent else ""
+        used = f"({turn.tool_call_count + children} used{by_children}, {len(requests)} asked)"
         return Tripped("max-tool-calls", f"the turn's budget of {limit} tool calls is spent {used}")
     config = state.config
     repeats, stuck = count_repeats(
@@ -144,8 +146,11 @@ def _with_items(state: AgentState, message: Message, inp: ReActObserved) -> Agen
 
 
 def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
-    """Count the call and close the turn as completed (its counters are not kept: only the session's are),
-    with the validated output in a session that asks for one."""
+    """Count the call and close the turn as completed, with the validated output in a session that asks for one.
+    The turn's counters are kept (in ``last_outcome.spent``) only by a child session and a turn whose children
+    spent, so only those count the last call into them."""
+    if state.config.lineage is not None or turn.children_spent is not None:
+        turn = _turn_counted(state, turn, inp)
     return end_turn(_counted(state, inp, turn), "completed", turn.exhausted, output=inp.output)
 
 

@@ -46,6 +46,7 @@ from ._draw import due_at
 from ._invalid import invalid_input
 from ._kinds import (
     answer_rejected,
+    child_spent,
     context_compacted,
     context_window_expanded,
     history_tool_calls_added,
@@ -93,6 +94,7 @@ __all__ = [
     "VERDICT_RULE",
     "agent_configs",
     "answer_rejected",
+    "child_spent",
     "compaction_policies",
     "context_compacted",
     "context_window_expanded",

@@ -15,6 +15,7 @@ from .._inputs import (
     TOOL_CALL_MARKER,
     AgentInput,
     AnswerRejected,
+    ChildSpent,
     CompleteReAct,
     ContextCompacted,
     ContextWindowExpanded,
@@ -28,6 +29,7 @@ from .._inputs import (
     ReActCancelled,
     ReActObserved,
     SessionStarted,
+    Spend,
     TimerFired,
     ToolCallApproved,
     ToolCallCompleted,
@@ -194,6 +196,22 @@ def _task_created(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ToolCallTaskCreated(timestamp=later(draw, state), tool_call_id=call_id, task_id=f"task-{call_id}")
 
 
+def _child_spent(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    # A running call's child reports what it spent in all: at least its last report, now and then the same.
+    assert state.turn is not None
+    calls = state.tool_calls
+    call_id = pick(draw, [i for i in state.turn.open_call_ids if calls[i].status == "running"])
+    before = calls[call_id].child_spent or Spend()
+    more = draw(st.integers(0, 3))
+    spent = Spend(
+        model_calls=before.model_calls + more,
+        tool_calls=before.tool_calls + draw(st.integers(0, 3)),
+        tokens=before.tokens + draw(st.integers(0, 500)) * more,
+        cost=before.cost + draw(st.integers(0, 5_000_000)) * more,
+    )
+    return ChildSpent(timestamp=later(draw, state), tool_call_id=call_id, spent=spent)
+
+
 def _expanded(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ContextWindowExpanded(timestamp=later(draw, state))
 
@@ -310,6 +328,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         AnswerRejected: _rejected,
         PoolVerdictReceived: _verdict,
         ContextCompacted: _compacted,
+        ChildSpent: _child_spent,
     },
     "builders",
 )

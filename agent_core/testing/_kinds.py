@@ -15,6 +15,7 @@ from .._config import AgentConfig, ToolDefinition
 from .._inputs import (
     AgentInput,
     AnswerRejected,
+    ChildSpent,
     ContextCompacted,
     ContextWindowExpanded,
     HistoryToolCallsAdded,
@@ -45,6 +46,7 @@ from ._values import (
     input_objects,
     observations,
     output_problems,
+    spends,
     texts,
     timestamps,
     tool_lists,
@@ -270,6 +272,11 @@ def context_compacted(
     )
 
 
+def child_spent(*, timestamp: Ts = None, tool_call_id: Str = None) -> SearchStrategy[ChildSpent]:
+    """``child-spent``: what the child session of a call has spent so far."""
+    return st.builds(ChildSpent, timestamp=_at(timestamp), tool_call_id=field(tool_call_id, ids()), spent=spends())
+
+
 BY_TAG: dict[str, Any] = per_kind(
     {
         SessionStarted: session_started,
@@ -293,6 +300,7 @@ BY_TAG: dict[str, Any] = per_kind(
         AnswerRejected: answer_rejected,
         PoolVerdictReceived: pool_verdict_received,
         ContextCompacted: context_compacted,
+        ChildSpent: child_spent,
     },
     "input strategies",
 )

@@ -45,6 +45,7 @@ _WEIGHTS = tuple(
             "answer-rejected": 1,
             "pool-verdict-received": 2,
             "context-compacted": 6,
+            "child-spent": 1,
         },
         "weights",
     ).items()
@@ -90,6 +91,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
             kinds.add("tool-call-input-required")
         if any(call.status == "running" and not call.task_id for call in statuses):
             kinds.add("tool-call-task-created")
+        if any(call.status == "running" for call in statuses):
+            kinds.add("child-spent")
         if all(call.retry_at is not None for call in statuses):
             kinds.discard("tool-call-completed")
     if turn.awaiting_ids and current in (Phase.ACTING, Phase.AWAITING_APPROVAL):

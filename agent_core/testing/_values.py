@@ -15,6 +15,7 @@ from .._inputs import (
     Observation,
     OutputProblem,
     ProviderItem,
+    Spend,
     ToolCallRequest,
     ToolFailure,
     ToolResult,
@@ -178,6 +179,17 @@ def tool_lists(*, min_size: int = 0, max_size: int = 4) -> SearchStrategy[tuple[
     """Tuples of tool definitions with unique names (what ``session-started`` accepts)."""
     tools = st.lists(tool_definitions(), min_size=min_size, max_size=max_size, unique_by=lambda tool: tool.name)
     return tools.map(tuple)
+
+
+def spends() -> SearchStrategy[Spend]:
+    """What a child session spent so far (never negative)."""
+    return st.builds(
+        Spend,
+        model_calls=st.integers(0, 20),
+        tool_calls=st.integers(0, 20),
+        tokens=st.integers(0, 20_000),
+        cost=st.integers(0, 50_000_000),
+    )
 
 
 def usages() -> SearchStrategy[Usage]:

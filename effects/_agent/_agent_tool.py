@@ -7,6 +7,12 @@ reopens the same child session from its log, and never starts it twice. Its
 is the child's final answer (its structured output as JSON, when the child
 declares an ``output_type``), or a failure the parent's model reads when the
 child's turn fails or is cancelled.
+
+While the child runs, what it has spent so far (model calls, tool calls,
+tokens, cost, its own children's included: :func:`agent_core.spent`) is
+reported to the parent as ``child-spent`` inputs, in the parent's log, so the
+parent's budgets count it as it happens and a replay of the parent's log alone
+counts it the same. A call stopped by its timeout ends the child's turn, in its log.
 """
 
 from __future__ import annotations
@@ -18,20 +24,21 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from agent_core import AgentState, Lineage, Phase, ToolFailure, ToolResult, ToolSuccess, phase
+from agent_core import AgentState, Lineage, Phase, ToolFailure, ToolResult, ToolSuccess, phase, spent
 
 from .._store import EventStore, child_session_id
 from .._tools import Tool
-from ._caller import calling_session
+from ._caller import Caller, calling_session
 from ._session_handle import Session
 from ._tree import forwarded
 
-OpenChild = Callable[[EventStore | None, str, Lineage, Callable[[], bool]], AbstractAsyncContextManager[Session]]
-"""Opens (or resumes) the child session ``session_id`` with ``lineage``, in a store or (``None``) in memory;
-the last argument tells whether the call that runs it is still open."""
+OpenChild = Callable[[Caller, str, Lineage], AbstractAsyncContextManager[Session]]
+"""Opens (or resumes) the child session ``session_id`` with ``lineage`` for the calling session ``caller``: in
+its store or (``None``) in memory, drawing from its budget pool when the child has none of its own."""
 
-CancelChild = Callable[[EventStore, str], Awaitable[None]]
-"""Ends the open turn of the stored child session ``session_id`` as cancelled, in its log."""
+CancelChild = Callable[[EventStore, str, str], Awaitable[None]]
+"""Ends the open turn of the stored child session ``session_id`` as cancelled for ``reason``, in its log (and
+the turns of the children it was running, in theirs)."""
 
 
 async def _ask(task: str) -> str:
@@ -97,25 +104,43 @@ class AgentTool(Tool[..., str]):
             root_session_id=caller.root_session_id,
         )
         try:
-            async with self._open_child(caller.store, child_id, lineage, caller.open) as session:
+            async with self._open_child(caller, child_id, lineage) as session:
                 with forwarded(session, child_id, caller.publish):  # the caller's subscribers see the child's events
-                    return await self._answer(session, task, child_id)
+                    return await self._answer(session, task, child_id, caller)
         except BaseException:  # a cancellation, under trio inside an exception group
             # The calling turn was cancelled (not this process stopping, which leaves the call open to resume):
             # the child's turn ends too, in its log, its dangling calls closed; its own children see it the same way.
             if caller.store is not None and not caller.open():
                 with anyio.CancelScope(shield=True):
-                    await self._cancel_child(caller.store, child_id)
+                    await self._cancel_child(caller.store, child_id, CALLER_CANCELLED)
             raise
 
-    async def _answer(self, session: Session, task: str, child_id: str) -> ToolResult:
-        """Send ``task`` unless the child's log already has it (a resumed child), wait for the turn, read it."""
-        if len(session.state.messages) == 0:
-            message_id = session.send(task)
-            state = await session.machine.until(lambda s: message_id in s.message_index and _turn_waits(s))
-        else:
-            state = await session.turn_done()
-        return self._result(state, child_id)
+    async def timed_out(self, tool_call_id: str, timeout_ms: int) -> None:
+        """The call ran out of time: its child's turn ends as cancelled, in its log (a stored child; an in-memory
+        one ended with the call), and so do the turns of the children it was running."""
+        caller = calling_session()
+        if caller is not None and caller.store is not None:
+            child_id = child_session_id(caller.session_id, tool_call_id)
+            reason = f"the calling tool call {tool_call_id!r} timed out after {timeout_ms} ms"
+            await self._cancel_child(caller.store, child_id, reason)
+
+    async def _answer(self, session: Session, task: str, child_id: str, caller: Caller) -> ToolResult:
+        """Send ``task`` unless the child's log already has it (a resumed child), then wait for the turn,
+        reporting what the child spends as it changes; read the answer."""
+        message_id = session.send(task) if len(session.state.messages) == 0 else ""
+
+        def done(state: AgentState) -> bool:
+            return (not message_id or message_id in state.message_index) and _turn_waits(state)
+
+        reported = [caller.reported]
+        while True:
+            state = await session.machine.until(lambda s: done(s) or spent(s) != reported[0])
+            now = spent(state)
+            if now != reported[0]:
+                await caller.report(now)  # refused once the call is closed; the call is then cancelled anyway
+                reported[0] = now
+            if done(state):
+                return self._result(state, child_id)
 
     def _result(self, state: AgentState, child_id: str) -> ToolResult:
         outcome = state.last_outcome
@@ -132,6 +157,10 @@ class AgentTool(Tool[..., str]):
         messages = state.messages
         answers = [messages[i].content for i in range(len(messages)) if messages[i].role == "assistant"]
         return ToolSuccess(content=answers[-1] if answers else "")
+
+
+CALLER_CANCELLED = "the calling turn was cancelled"
+"""Why a child's turn ended when the call that ran it was closed: the calling turn ended or was cancelled."""
 
 
 def _turn_waits(state: AgentState) -> bool:

@@ -6,13 +6,18 @@ every task the tool starts): a tool reads it with :func:`calling_session`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from agent_core import Spend
+
 from .._machine import MachineEvent
+from .._money import BudgetPools
 from .._store import EventStore
+
+NOTHING_SPENT = Spend()
 
 
 def _nowhere(event: MachineEvent) -> None:
@@ -24,12 +29,22 @@ class Caller:
     """The calling session's id, the id of the root of its tree, the store its log is kept in (``None``:
     a session without a store), and whether the call is still wanted: ``open()`` is false once the calling
     session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own.
+
+    ``report(spend)`` tells the calling session what the child this call runs has spent so far, in all (a
+    ``child-spent`` input, applied before it returns; refused, and ``False``, once the call is closed);
+    ``reported`` is what the call had reported when it started (a call resumed after a crash).
+    ``budget_pool`` and ``pools``: the calling session's budget pool and where it is kept (``""``/``None``:
+    none), which a child without a pool of its own draws from.
     ``publish`` hands an event to the calling session's subscribers (a child session's, wrapped with its path)."""
 
     session_id: str
     root_session_id: str
     store: EventStore | None
     open: Callable[[], bool]
+    report: Callable[[Spend], Awaitable[bool]]
+    reported: Spend = NOTHING_SPENT
+    budget_pool: str = ""
+    pools: BudgetPools | None = None
     publish: Callable[[MachineEvent], None] = _nowhere
 
 

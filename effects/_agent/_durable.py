@@ -68,14 +68,16 @@ async def durable_journal(
     *,
     snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     durability: Durability = "input",
+    interrupted: bool = True,
 ) -> AsyncIterator[SessionJournal]:
     """The journal of ``session_id`` in ``store`` under the session's lease, for the duration of the block
     (see :func:`open_session`): on exit the journal is closed (its last commit and a snapshot) and the lease
-    given back."""
+    given back. With ``interrupted=False`` the calls a crash interrupted are left as they are (for a caller
+    that ends the turn, which closes them with its own reason)."""
     keeper = leasing(store)
     lease = None if keeper is None else await anyio.to_thread.run_sync(keeper.acquire_lease, session_id)
     try:
-        journal = _journal(store, session_id, clock, snapshot_every, durability, lease)
+        journal = _journal(store, session_id, clock, snapshot_every, durability, lease, interrupted)
         try:
             yield journal
         finally:
@@ -94,10 +96,12 @@ def _journal(
     snapshot_every: int,
     durability: Durability,
     lease: Lease | None,
+    interrupted: bool,
 ) -> SessionJournal:
     """The session's journal: the stored session loaded, its interrupted calls completed; or a new one."""
     if not session_exists(store, session_id):
         return SessionJournal(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
     journal = SessionJournal.open(store, session_id, snapshot_every=snapshot_every, durability=durability, lease=lease)
-    complete_interrupted(journal, clock.now_ms())
+    if interrupted:
+        complete_interrupted(journal, clock.now_ms())
     return journal

@@ -38,9 +38,10 @@ from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
-from .._store import EventStore, SessionJournal
+from .._store import EventStore, SessionJournal, session_exists
 from .._tools import Tool, Toolbox
-from ._agent_tool import AgentTool
+from ._agent_tool import CALLER_CANCELLED, AgentTool, child_session_id
+from ._caller import Caller
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
 from ._ids import IdSource, RandomIds
@@ -222,6 +223,10 @@ class Agent:
         *,
         input_type: type[BaseModel] | None = None,
         timeout_ms: int | None = None,
+        max_model_calls: int | None = None,
+        max_tool_calls: int | None = None,
+        max_tokens: int | None = None,
+        max_cost: int | None = None,
     ) -> AgentTool:
         """This agent as a tool another agent's model can call: each call runs a *child session* of it.
 
@@ -239,7 +244,15 @@ class Agent:
         ``replay --verify``, ``show`` and ``inspect`` work on it alone. A calling
         session resumed after a crash reopens the same child and resumes it from its log.
         Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
-        bounds one call (else the calling toolbox's default, two minutes).
+        bounds one call (else the calling toolbox's default, two minutes); a call that runs out
+        of time ends the child's turn as cancelled, in its log.
+
+        What a child spends (model calls, tool calls, tokens, cost) counts toward the calling
+        turn's and session's budgets as it happens (``child-spent`` inputs in the caller's log);
+        a child of an agent without a ``budget_pool`` draws from the caller's pool. ``max_model_calls``,
+        ``max_tool_calls``, ``max_tokens`` and ``max_cost`` give each child turn smaller budgets than
+        this agent's config has (the smaller of the two applies): a child over one fails its turn, and
+        the call gets a failure result the calling model reads.
 
         Raises ``ValueError`` for a tool of this agent that needs approval (a child
         session's approvals cannot reach the calling session yet), and for a
@@ -251,12 +264,14 @@ class Agent:
                 f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
                 "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
             )
-        self._refuse_config(self.config)
+        limits = {"max_model_calls": max_model_calls, "max_tool_calls": max_tool_calls, "max_tokens": max_tokens}
+        config = _limited(self.config, {**limits, "max_cost": max_cost})
+        self._refuse_config(config)
         probe = SessionStarted(
             timestamp=0,
             session_id=f"{name}:check",
             config=msgspec.structs.replace(
-                self.config,
+                config,
                 lineage=Lineage(parent_session_id="caller", parent_tool_call_id="call", root_session_id="caller"),
             ),
             tools=self.toolbox.definitions(),
@@ -265,7 +280,7 @@ class Agent:
         if refused is not None:  # said where the agent is made into a tool, not when a model first calls it
             raise ValueError(f"agent tool {name!r}: its agent's configuration is refused: {refused.message}")
         return AgentTool(
-            self._open_child,
+            lambda caller, session_id, lineage: self._open_child(config, caller, session_id, lineage),
             self._cancel_child,
             name=name,
             description=description,
@@ -274,35 +289,58 @@ class Agent:
         )
 
     def _open_child(
-        self, store: EventStore | None, session_id: str, lineage: Lineage, wanted: Callable[[], bool]
+        self, config: AgentConfig, caller: Caller, session_id: str, lineage: Lineage
     ) -> AbstractAsyncContextManager[Session]:
-        """The child session ``session_id`` of this agent: in ``store`` (new, or resumed from its log), or in memory."""
-        return self._child_in(store, session_id, msgspec.structs.replace(self.config, lineage=lineage), wanted)
+        """The child session ``session_id`` of this agent (with ``config``, its limits given by ``as_tool``): in
+        the caller's store (new, or resumed from its log), or in memory. Without a pool of its own, the child
+        draws from the caller's."""
+        config = msgspec.structs.replace(config, lineage=lineage)
+        pools = self.pools
+        if not config.budget_pool and caller.budget_pool:
+            config = msgspec.structs.replace(config, budget_pool=caller.budget_pool)
+            pools = pools if pools is not None else caller.pools
+        return self._child_in(caller.store, session_id, config, caller.open, pools)
 
     @asynccontextmanager
     async def _child_in(
-        self, store: EventStore | None, session_id: str, config: AgentConfig, wanted: Callable[[], bool]
+        self,
+        store: EventStore | None,
+        session_id: str,
+        config: AgentConfig,
+        wanted: Callable[[], bool],
+        pools: BudgetPools | None,
     ) -> AsyncIterator[Session]:
         if store is None:
-            async with self._child(session_id, config, None, wanted).running() as session:
+            async with self._child(session_id, config, None, wanted, pools).running() as session:
                 yield session
             return
         journal = durable_journal(store, session_id, self.clock)
-        async with journal as opened, self._child(session_id, config, opened, wanted).running() as session:
+        async with journal as opened, self._child(session_id, config, opened, wanted, pools).running() as session:
             yield session
 
-    async def _cancel_child(self, store: EventStore, session_id: str) -> None:
-        """End the open turn of the stored child ``session_id`` as cancelled: its log only, nothing runs."""
-        async with durable_journal(store, session_id, self.clock) as journal:
+    async def _cancel_child(self, store: EventStore, session_id: str, reason: str) -> None:
+        """End the open turn of the stored child ``session_id`` as cancelled for ``reason``: its log only, nothing
+        runs. The children its open calls were running (stored under their call ids) end the same way."""
+        async with durable_journal(store, session_id, self.clock, interrupted=False) as journal:
             state = journal.state
-            cancel = ReActCancelled(
-                timestamp=max(self.clock.now_ms(), state.timestamp), reason="the calling turn was cancelled"
-            )
-            if check(state, cancel) is None:  # a turn is open (a child whose turn had ended is left as it is)
-                await anyio.to_thread.run_sync(journal.append, [cancel])
+            cancel = ReActCancelled(timestamp=max(self.clock.now_ms(), state.timestamp), reason=reason)
+            if check(state, cancel) is not None:  # no turn is open (a child whose turn had ended is left as it is)
+                return
+            assert state.turn is not None
+            running = state.turn.open_call_ids
+            await anyio.to_thread.run_sync(journal.append, [cancel])
+        for call_id in running:
+            grandchild = child_session_id(session_id, call_id)
+            if session_exists(store, grandchild):
+                await self._cancel_child(store, grandchild, CALLER_CANCELLED)
 
     def _child(
-        self, session_id: str, config: AgentConfig, journal: SessionJournal | None, wanted: Callable[[], bool]
+        self,
+        session_id: str,
+        config: AgentConfig,
+        journal: SessionJournal | None,
+        wanted: Callable[[], bool],
+        pools: BudgetPools | None,
     ) -> Agent:
         resumed = journal is not None and journal.seq > 0
         child = Agent(
@@ -319,10 +357,20 @@ class Agent:
             secrets=self.secrets,
             output_type=self.output_type,
             pricing=self.pricing,
-            pools=self.pools,
+            pools=pools,
         )
         child._wanted = wanted
         return child
+
+
+def _limited(config: AgentConfig, limits: dict[str, int | None]) -> AgentConfig:
+    """``config`` with each limit given in ``limits`` (``None``: not given) where it is smaller than the config's."""
+    smaller = {}
+    for name, value in limits.items():
+        current = getattr(config, name)
+        if value is not None and (current is None or value < current):
+            smaller[name] = value
+    return msgspec.structs.replace(config, **smaller) if smaller else config
 
 
 def _with_output_schema(config: AgentConfig, schema: str) -> AgentConfig:

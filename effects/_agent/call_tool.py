@@ -15,6 +15,8 @@ from agent_core import (
     AgentInput,
     AgentState,
     CallTool,
+    ChildSpent,
+    Spend,
     ToolCallCompleted,
     ToolCallInputRequired,
     ToolCallRecord,
@@ -26,7 +28,7 @@ from agent_core import (
 from .._clock import final_wait
 from .._machine import Dispatch
 from .._tools import InputRequired, Resumption, TaskCreated, ToolOutcome
-from ._caller import Caller, calling
+from ._caller import NOTHING_SPENT, Caller, calling
 from ._context import EffectContext
 
 
@@ -53,7 +55,21 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     own = ctx.stored_id or state.session_id
     lineage = state.config.lineage
     root = lineage.root_session_id if lineage else own
-    caller = Caller(own, root, ctx.store, lambda: ctx.call_open(call_id), dispatch.emit)
+
+    async def report(spend: Spend) -> bool:
+        return await dispatch.dispatch_committed(ChildSpent(timestamp=ctx.stamp(), tool_call_id=call_id, spent=spend))
+
+    caller = Caller(
+        own,
+        root,
+        ctx.store,
+        lambda: ctx.call_open(call_id),
+        report,
+        reported=(record.child_spent if record is not None else None) or NOTHING_SPENT,
+        budget_pool=state.config.budget_pool,
+        pools=ctx.budget_pools,
+        publish=dispatch.emit,
+    )
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),

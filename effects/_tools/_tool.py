@@ -178,6 +178,11 @@ class Tool(Generic[P, R_co]):
             return ToolFailure(error=_messages.cannot_resume(self.name, tool_call_id))
         return await self.invoke(arguments, tool_call_id, threads=threads)
 
+    async def timed_out(self, tool_call_id: str, timeout_ms: int) -> None:
+        """Called once the call ``tool_call_id`` was stopped by its timeout of ``timeout_ms`` ms, before its
+        failure is reported. Nothing by default; a tool whose call started work that outlives the call (an agent
+        tool's child session) ends that work here."""
+
     def _encode(self, value: Any, tool_call_id: str) -> ToolResult:
         if isinstance(value, str):
             return ToolSuccess(content=value)

@@ -122,6 +122,7 @@ class Toolbox:
             final=final,
         )
         if outcome is TIMED_OUT:
+            await found.timed_out(tool_call_id, timeout_ms)
             return ToolFailure(
                 error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent),
                 code="timeout",

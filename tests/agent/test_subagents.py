@@ -236,6 +236,13 @@ async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_
         outcome = child_state.last_outcome
         assert child_state.turn is None and outcome is not None, child
         assert (outcome.kind, outcome.detail) == ("cancelled", "the calling turn was cancelled"), child
+        [call] = child_state.tool_calls.values()  # each level's dangling call is closed, in its own log
+        assert call.result == ToolFailure(
+            error="interrupted: the turn was cancelled (the calling turn was cancelled) while the tool was running; "
+            "its outcome is unknown"
+        ), child
+    top_call = state.tool_calls["ask-cats"]
+    assert top_call.status == "completed" and isinstance(top_call.result, ToolFailure)
 
 
 async def test_a_session_that_stops_leaves_its_children_open_to_resume(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import agent_core as ac
 from ._build import T0, ask, fold, in_turn
 
 ACTING_INPUTS = (
+    "child-spent",
     "re-act-cancelled",
     "timer-fired",
     "tool-call-approved",

@@ -74,7 +74,7 @@ def test_it_is_rejected_while_tools_run() -> None:
     rejection = rejected(state, expanded(T0 + 3))
     assert (rejection.code, rejection.guard) == ("wrong-phase", "phase")
     assert rejection.message == (
-        "context-window-expanded is not accepted while the session is acting; expected one of: re-act-cancelled, "
+        "context-window-expanded is not accepted while the session is acting; expected one of: child-spent, re-act-cancelled, "
         "timer-fired, tool-call-approved, tool-call-completed, tool-call-denied, tool-call-input-provided, "
         "tool-call-input-required, tool-call-started, tool-call-task-created, user-message-received"
     )

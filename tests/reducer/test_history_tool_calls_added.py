@@ -65,6 +65,7 @@ def test_it_is_rejected_while_tools_run() -> None:
     assert (rejection.code, rejection.valid_now) == (
         "wrong-phase",
         (
+            "child-spent",
             "re-act-cancelled",
             "timer-fired",
             "tool-call-approved",

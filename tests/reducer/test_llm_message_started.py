@@ -61,7 +61,7 @@ def test_it_is_rejected_while_tools_run() -> None:
     rejection = rejected(fold(in_turn(), ask(at=T0 + 2, t1="search")), began("a1", T0 + 3))
     assert (rejection.code, rejection.guard) == ("wrong-phase", "phase")
     assert rejection.message == (
-        "llm-message-started is not accepted while the session is acting; expected one of: re-act-cancelled, "
+        "llm-message-started is not accepted while the session is acting; expected one of: child-spent, re-act-cancelled, "
         "timer-fired, tool-call-approved, tool-call-completed, tool-call-denied, tool-call-input-provided, "
         "tool-call-input-required, tool-call-started, tool-call-task-created, user-message-received"
     )

@@ -10,6 +10,7 @@ import agent_core as ac
 from ._build import T0, answer, ask, asked, fold, in_turn, llm_keys, rejected, result_of, started
 
 ACTING_INPUTS = (
+    "child-spent",
     "re-act-cancelled",
     "timer-fired",
     "tool-call-approved",
