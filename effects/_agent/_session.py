@@ -38,9 +38,9 @@ from .._clock import Clock, SystemClock
 from .._machine import DEFAULT_MAX_BACKLOG, Journal, Machine
 from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
-from .._store import EventStore, SessionJournal, session_exists
+from .._store import EventStore, SessionJournal, child_session_id, session_exists
 from .._tools import Tool, Toolbox
-from ._agent_tool import CALLER_CANCELLED, AgentTool, child_session_id
+from ._agent_tool import CALLER_CANCELLED, AgentTool
 from ._caller import Caller
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
