@@ -26,6 +26,7 @@ from agent_core import (
     Effect,
     InvalidInput,
     Lineage,
+    Phase,
     ReActCancelled,
     SessionStarted,
     check,
@@ -131,6 +132,7 @@ class Agent:
         self.initial = initial
         self.max_backlog = max_backlog
         self._wanted: Callable[[], bool] | None = None  # a child session's: whether the call running it is open
+        self._held: dict[str, AgentState] = {}  # children in memory that wait for a decision, by session id
 
     def _refuse_config(self, config: AgentConfig) -> None:
         """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
@@ -240,16 +242,13 @@ class Agent:
         Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
         bounds one call (else the calling toolbox's default, two minutes).
 
-        Raises ``ValueError`` for a tool of this agent that needs approval (a child
-        session's approvals cannot reach the calling session yet), and for a
-        configuration its sessions would refuse at ``session-started``.
+        A call of the child that needs approval makes this call wait too: the
+        calling session shows it among its :attr:`Session.pending_approvals` (phase
+        ``awaiting-approval``), and a decision taken there (``approve`` /
+        ``deny`` with the call's address) reaches the child, which goes on.
+
+        Raises ``ValueError`` for a configuration its sessions would refuse at ``session-started``.
         """
-        gated = [t.name for t in self.toolbox if t.definition.requires_approval]
-        if gated:
-            raise ValueError(
-                f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
-                "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
-            )
         self._refuse_config(self.config)
         probe = SessionStarted(
             timestamp=0,
@@ -283,8 +282,14 @@ class Agent:
         self, store: EventStore | None, session_id: str, config: AgentConfig, wanted: Callable[[], bool]
     ) -> AsyncIterator[Session]:
         if store is None:
-            async with self._child(session_id, config, None, wanted).running() as session:
-                yield session
+            # A child in memory that waits for a decision is held here until its caller's call comes back with it.
+            held = self._held.pop(session_id, None)
+            async with self._child(session_id, config, None, wanted, held).running() as session:
+                try:
+                    yield session
+                finally:
+                    if session.phase is Phase.AWAITING_APPROVAL and session.machine.failure is None:
+                        self._held[session_id] = session.state
             return
         journal = durable_journal(store, session_id, self.clock)
         async with journal as opened, self._child(session_id, config, opened, wanted).running() as session:
@@ -301,9 +306,14 @@ class Agent:
                 await anyio.to_thread.run_sync(journal.append, [cancel])
 
     def _child(
-        self, session_id: str, config: AgentConfig, journal: SessionJournal | None, wanted: Callable[[], bool]
+        self,
+        session_id: str,
+        config: AgentConfig,
+        journal: SessionJournal | None,
+        wanted: Callable[[], bool],
+        held: AgentState | None = None,
     ) -> Agent:
-        resumed = journal is not None and journal.seq > 0
+        resumed = (journal is not None and journal.seq > 0) or held is not None
         child = Agent(
             self.model,
             tools=self.toolbox,
@@ -312,7 +322,7 @@ class Agent:
             ids=self.ids,
             session_id=session_id,
             journal=journal,
-            initial=journal.state if journal is not None and resumed else None,
+            initial=journal.state if journal is not None and resumed else held,
             model_timeout_ms=self.model_timeout_ms,
             max_backlog=self.max_backlog,
             secrets=self.secrets,
