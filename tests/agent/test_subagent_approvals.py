@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from agent_core import PendingApproval, Phase, ToolFailure, ToolSuccess
-from effects import Agent, SqliteStore, load_state, open_session, open_store, replay_session
+from effects import Agent, SqliteStore, create_app, load_state, open_session, open_store, replay_session
 from effects.cli import main
 from effects.testing import ScriptedModel
 
@@ -176,3 +176,36 @@ async def test_agent_core_approve_decides_a_childs_call_through_the_root(
     out = capsys.readouterr().out
     assert 'plan:ask-cats/write-1  plan → plan:ask-cats  write {"topic":"cats"}' in out
     assert "session plan: plan:ask-cats/write-1 approved (record " in out
+
+
+async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reaches_the_child(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "team.db")
+    ask = writers(ran.append).as_tool("ask", "Ask a writer.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
+        shown = client.get("/api/sessions/plan").json()["approvals"]
+        assert sorted(shown, key=lambda a: a["tool_call_id"]) == [
+            {
+                "tool_call_id": f"plan:ask-{t}/write-1",
+                "name": "write",
+                "parameters": f'{{"topic":"{t}"}}',
+                "path": ["plan", f"plan:ask-{t}"],
+            }
+            for t in TOPICS
+        ]
+        for t in TOPICS:
+            decided = client.post(
+                "/api/sessions/plan/decisions", json={"tool_call_id": f"plan:ask-{t}/write-1", "approve": True}
+            )
+            assert decided.status_code == 200, decided.text
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        with anyio.fail_after(10):
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
+    assert sorted(ran) == list(TOPICS)
