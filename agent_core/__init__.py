@@ -6,6 +6,7 @@ state decides which effects run, so a log of inputs replays to the same state
 and a crashed agent resumes by folding its log. Nothing here does I/O.
 """
 
+from ._approvals import Decision, PendingApproval, approval_requests, decision_inputs, decisions_in, pending_approvals
 from ._canonical import canonical_arguments
 from ._codec import decode_input, decode_log, encode_input, encode_log, input_json_schema
 from ._compaction._policy import (
@@ -184,6 +185,7 @@ __all__ = [
     "ContextToolResult",
     "ContextWindowExpanded",
     "ContinueReAct",
+    "Decision",
     "DecodeError",
     "Effect",
     "HistoryToolCallsAdded",
@@ -199,6 +201,7 @@ __all__ = [
     "Observation",
     "OutputProblem",
     "PastToolCall",
+    "PendingApproval",
     "Phase",
     "PoolVerdictReceived",
     "ProposedCall",
@@ -239,12 +242,15 @@ __all__ = [
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",
+    "approval_requests",
     "call_tool_key",
     "canonical_arguments",
     "check",
     "check_invariants",
     "cleared_result",
     "context_tokens",
+    "decision_inputs",
+    "decisions_in",
     "decode_input",
     "decode_log",
     "decode_state",
@@ -264,6 +270,7 @@ __all__ = [
     "not_registered",
     "offered_tools",
     "output_schema_problem",
+    "pending_approvals",
     "phase",
     "register_compaction_strategy",
     "register_guard",

@@ -24,10 +24,22 @@ from typing import Any
 import anyio
 from pydantic import BaseModel
 
-from agent_core import AgentState, Lineage, Phase, ToolFailure, ToolResult, ToolSuccess, phase, spent
+from agent_core import (
+    AgentState,
+    Lineage,
+    Phase,
+    ToolFailure,
+    ToolResult,
+    ToolSuccess,
+    approval_requests,
+    decisions_in,
+    pending_approvals,
+    phase,
+    spent,
+)
 
 from .._store import EventStore, child_session_id
-from .._tools import Tool
+from .._tools import InputRequired, Resumption, Tool, ToolOutcome
 from ._caller import Caller, calling_session
 from ._session_handle import Session
 from ._tree import forwarded
@@ -84,7 +96,31 @@ class AgentTool(Tool[..., str]):
     async def invoke(
         self, arguments: str, tool_call_id: str, *, threads: anyio.CapacityLimiter | None = None
     ) -> ToolResult:
-        """Validate ``arguments``, then run (or go on with) the child session this call started."""
+        """Run the call as far as it goes; a child that waits for a decision is a failure here (use :meth:`attempt`)."""
+        outcome = await self.attempt(arguments, tool_call_id, threads=threads)
+        if isinstance(outcome, ToolSuccess | ToolFailure):
+            return outcome
+        return ToolFailure(
+            error=f"agent {self.name!r} (tool call {tool_call_id!r}) waits for a decision on a call of its "
+            "child session; expected it to run as a tool of an agent, whose session can take the decision"
+        )
+
+    async def attempt(
+        self,
+        arguments: str,
+        tool_call_id: str,
+        resumption: Resumption | None = None,
+        *,
+        threads: anyio.CapacityLimiter | None = None,
+    ) -> ToolOutcome:
+        """Validate ``arguments``, then run (or go on with) the child session this call started.
+
+        A child that waits for a decision on one of its calls (or on a call of
+        its own children) suspends this call with one request per waiting call
+        (:class:`~effects.InputRequired`, see :func:`~agent_core.approval_requests`);
+        attempted again with the decisions (``resumption.input_responses``), it
+        passes them on to the child, which goes on.
+        """
         validated = self.validate(arguments, tool_call_id)
         if isinstance(validated, ToolFailure):
             return validated
@@ -103,10 +139,11 @@ class AgentTool(Tool[..., str]):
             parent_tool_call_id=tool_call_id,
             root_session_id=caller.root_session_id,
         )
+        decisions = resumption.input_responses if resumption is not None else ""
         try:
             async with self._open_child(caller, child_id, lineage) as session:
                 with forwarded(session, child_id, caller.publish):  # the caller's subscribers see the child's events
-                    return await self._answer(session, task, child_id, caller)
+                    return await self._answer(session, task, child_id, caller, decisions)
         except BaseException:  # a cancellation, under trio inside an exception group
             # The calling turn was cancelled (not this process stopping, which leaves the call open to resume):
             # the child's turn ends too, in its log, its dangling calls closed; its own children see it the same way.
@@ -124,13 +161,25 @@ class AgentTool(Tool[..., str]):
             reason = f"the calling tool call {tool_call_id!r} timed out after {timeout_ms} ms"
             await self._cancel_child(caller.store, child_id, reason)
 
-    async def _answer(self, session: Session, task: str, child_id: str, caller: Caller) -> ToolResult:
-        """Send ``task`` unless the child's log already has it (a resumed child), then wait for the turn,
-        reporting what the child spends as it changes; read the answer."""
+    async def _answer(self, session: Session, task: str, child_id: str, caller: Caller, responses: str) -> ToolOutcome:
+        """Send ``task`` unless the child's log already has it (a resumed child), pass on the decisions in
+        ``responses`` that it still waits for, then wait for the turn, reporting what the child spends as it
+        changes; read the answer."""
         message_id = session.send(task) if len(session.state.messages) == 0 else ""
+        decided = {}
+        if not message_id:
+            waiting = {p.address for p in session.pending_approvals}
+            # Only what the child still waits for: after a crash the decisions may be in its log already.
+            decided = {a: d for a, d in decisions_in(responses).items() if a in waiting}
+            if decided:
+                session.decide({a: True if d.approve else d.reason for a, d in decided.items()})
 
         def done(state: AgentState) -> bool:
-            return (not message_id or message_id in state.message_index) and _turn_waits(state)
+            if message_id and message_id not in state.message_index:
+                return False
+            if decided and decided.keys() & {p.address for p in pending_approvals(state)}:
+                return False
+            return _turn_waits(state)
 
         reported = [caller.reported]
         while True:
@@ -142,11 +191,14 @@ class AgentTool(Tool[..., str]):
             if done(state):
                 return self._result(state, child_id)
 
-    def _result(self, state: AgentState, child_id: str) -> ToolResult:
+    def _result(self, state: AgentState, child_id: str) -> ToolOutcome:
         outcome = state.last_outcome
         where = f"agent {self.name!r} (child session {child_id!r})"
-        if state.turn is not None:  # awaiting approval: refused by as_tool, so a log written otherwise
-            return ToolFailure(error=f"{where} waits for an approval, which a child session cannot get yet")
+        if state.turn is not None:  # the child waits for a person: so does this call, asking for the decisions
+            requests = approval_requests(state)
+            if requests != "{}":
+                return InputRequired(requests=requests)
+            return ToolFailure(error=f"{where} waits for input that a child session cannot get from its caller")
         if outcome is None or outcome.kind != "completed":
             kind = outcome.kind if outcome is not None else "not run"
             why = f": {outcome.reason}" if outcome is not None and outcome.reason else ""

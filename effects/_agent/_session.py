@@ -26,6 +26,7 @@ from agent_core import (
     Effect,
     InvalidInput,
     Lineage,
+    Phase,
     ReActCancelled,
     SessionStarted,
     check,
@@ -132,6 +133,7 @@ class Agent:
         self.initial = initial
         self.max_backlog = max_backlog
         self._wanted: Callable[[], bool] | None = None  # a child session's: whether the call running it is open
+        self._held: dict[str, AgentState] = {}  # children in memory that wait for a decision, by session id
 
     def _refuse_config(self, config: AgentConfig) -> None:
         """Refuse, before anything runs, money settings the session could not keep: a cost budget with no
@@ -254,16 +256,13 @@ class Agent:
         this agent's config has (the smaller of the two applies): a child over one fails its turn, and
         the call gets a failure result the calling model reads.
 
-        Raises ``ValueError`` for a tool of this agent that needs approval (a child
-        session's approvals cannot reach the calling session yet), and for a
-        configuration its sessions would refuse at ``session-started``.
+        A call of the child that needs approval makes this call wait too: the
+        calling session shows it among its :attr:`Session.pending_approvals` (phase
+        ``awaiting-approval``), and a decision taken there (``approve`` /
+        ``deny`` with the call's address) reaches the child, which goes on.
+
+        Raises ``ValueError`` for a configuration its sessions would refuse at ``session-started``.
         """
-        gated = [t.name for t in self.toolbox if t.definition.requires_approval]
-        if gated:
-            raise ValueError(
-                f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
-                "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
-            )
         limits = {"max_model_calls": max_model_calls, "max_tool_calls": max_tool_calls, "max_tokens": max_tokens}
         config = _limited(self.config, {**limits, "max_cost": max_cost})
         self._refuse_config(config)
@@ -311,8 +310,14 @@ class Agent:
         pools: BudgetPools | None,
     ) -> AsyncIterator[Session]:
         if store is None:
-            async with self._child(session_id, config, None, wanted, pools).running() as session:
-                yield session
+            # A child in memory that waits for a decision is held here until its caller's call comes back with it.
+            held = self._held.pop(session_id, None)
+            async with self._child(session_id, config, None, wanted, pools, held).running() as session:
+                try:
+                    yield session
+                finally:
+                    if session.phase is Phase.AWAITING_APPROVAL and session.machine.failure is None:
+                        self._held[session_id] = session.state
             return
         journal = durable_journal(store, session_id, self.clock)
         async with journal as opened, self._child(session_id, config, opened, wanted, pools).running() as session:
@@ -341,8 +346,9 @@ class Agent:
         journal: SessionJournal | None,
         wanted: Callable[[], bool],
         pools: BudgetPools | None,
+        held: AgentState | None = None,
     ) -> Agent:
-        resumed = journal is not None and journal.seq > 0
+        resumed = (journal is not None and journal.seq > 0) or held is not None
         child = Agent(
             self.model,
             tools=self.toolbox,
@@ -351,7 +357,7 @@ class Agent:
             ids=self.ids,
             session_id=session_id,
             journal=journal,
-            initial=journal.state if journal is not None and resumed else None,
+            initial=journal.state if journal is not None and resumed else held,
             model_timeout_ms=self.model_timeout_ms,
             max_backlog=self.max_backlog,
             secrets=self.secrets,

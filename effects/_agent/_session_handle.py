@@ -9,13 +9,15 @@ from typing import Any, TypeVar
 from agent_core import (
     AgentInput,
     AgentState,
+    Decision,
     Effect,
+    PendingApproval,
     Phase,
     ReActCancelled,
-    ToolCallApproved,
-    ToolCallDenied,
     ToolCallInputProvided,
     UserMessageReceived,
+    decision_inputs,
+    pending_approvals,
     phase,
     replace_surrogates,
 )
@@ -119,18 +121,55 @@ class Session:
         self.dispatch(UserMessageReceived(timestamp=self._runtime.stamp(), message_id=message_id, content=text))
         return message_id
 
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """The calls waiting for a decision in this session and in its child sessions, at any depth.
+
+        Each has an ``address`` to pass to :meth:`approve` or :meth:`deny`, the
+        ``path`` of session ids from this session down to the one holding the call,
+        and the call's id, tool and arguments (see :class:`~agent_core.PendingApproval`).
+        """
+        return pending_approvals(self.machine.current())
+
     def approve(self, tool_call_id: str) -> None:
-        """Approve a tool call awaiting approval (``tool-call-approved``): it runs next."""
+        """Approve a tool call awaiting approval (``tool-call-approved``): it runs next.
+
+        ``tool_call_id`` may also be the address of a call waiting in a child
+        session (``<child session id>/<tool call id>``, from :attr:`pending_approvals`):
+        the decision is logged here as the answer to the call that runs the child,
+        which passes it on to the child session.
+        """
         self._refuse_if_stopped(f"the approval of tool call {tool_call_id!r}")
-        self.dispatch(ToolCallApproved(timestamp=self._runtime.stamp(), tool_call_id=tool_call_id))
+        self._decide({tool_call_id: Decision(approve=True)})
 
     def deny(self, tool_call_id: str, reason: str = "") -> None:
-        """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``."""
+        """Deny a tool call awaiting approval (``tool-call-denied``); the model sees ``reason``.
+
+        As with :meth:`approve`, ``tool_call_id`` may be the address of a child session's call.
+        """
         self._refuse_if_stopped(f"the denial of tool call {tool_call_id!r}")
-        denied = ToolCallDenied(
-            timestamp=self._runtime.stamp(), tool_call_id=tool_call_id, reason=replace_surrogates(reason)
+        self._decide({tool_call_id: Decision(approve=False, reason=replace_surrogates(reason))})
+
+    def decide(self, decisions: Mapping[str, bool | str]) -> None:
+        """Decide on several waiting calls at once: address -> ``True`` to approve, or the reason of a denial (``False``: a denial without one).
+
+        Decisions on calls of one child session reach it together (one
+        ``tool-call-input-provided``), where separate :meth:`approve` calls would
+        find the child's call already answered by the first.
+        """
+        self._refuse_if_stopped(f"the decisions on tool calls {', '.join(map(repr, decisions))}")
+        self._decide(
+            {
+                address: Decision(approve=True)
+                if decision is True
+                else Decision(approve=False, reason=replace_surrogates(decision) if isinstance(decision, str) else "")
+                for address, decision in decisions.items()
+            }
         )
-        self.dispatch(denied)
+
+    def _decide(self, decisions: Mapping[str, Decision]) -> None:
+        for inp in decision_inputs(self.machine.current(), decisions, self._runtime.stamp()):
+            self.dispatch(inp)
 
     def answer(self, tool_call_id: str, responses: Mapping[str, Any]) -> None:
         """Answer the questions a tool call asked (``tool-call-input-provided``): the call runs again with them.

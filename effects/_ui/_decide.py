@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from agent_core import AgentInput, ToolCallApproved, ToolCallDenied, check
+from agent_core import Decision, check, decision_inputs
 
 from .._store import EventStore, SessionJournal
 
@@ -25,16 +25,17 @@ def decide(
     input is stamped ``now_ms`` (default: the wall clock), never before the
     session's last input. A
     session that follows its store (:func:`~effects.follow_store`) picks it up.
+
+    ``tool_call_id`` may be the address of a call waiting in a child session
+    (``<child session id>/<tool call id>``, see :func:`~agent_core.pending_approvals`):
+    the decision is appended to ``session_id``'s log as the answer to the call that
+    runs the child, which passes it on once the session runs (or resumes).
     """
     journal = SessionJournal.open(store, session_id)
     state = journal.state
     now = int(time.time() * 1000) if now_ms is None else now_ms
     timestamp = max(now, state.timestamp)
-    inp: AgentInput = (
-        ToolCallApproved(timestamp=timestamp, tool_call_id=tool_call_id)
-        if approve
-        else ToolCallDenied(timestamp=timestamp, tool_call_id=tool_call_id, reason=reason)
-    )
+    (inp,) = decision_inputs(state, {tool_call_id: Decision(approve=approve, reason=reason)}, timestamp)
     rejection = check(state, inp)
     if rejection is not None:
         raise DecisionRefused(str(rejection.message))

@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from agent_core import AgentState, format_nanos, phase
+from agent_core import AgentState, format_nanos, pending_approvals, phase
 
 from .._store import EventStore, LogDamaged
 from ._bounds import PAGE_BYTES, RECORD_BYTES, RECORDS_PER_PAGE, SUMMARY_BYTES, clip, size
@@ -140,14 +140,17 @@ def summary(cursor: Cursor) -> dict[str, Any]:
     return shown if isinstance(shown, dict) else {**at, "approvals": [], "open": [], "note": shown}
 
 
-def _approvals(state: AgentState) -> list[dict[str, str]]:
-    if state.turn is None:
-        return []
-    calls = state.tool_calls
+def _approvals(state: AgentState) -> list[dict[str, Any]]:
+    """The calls waiting for a decision here and in child sessions: a child's is named by its address, which
+    ``.../decisions`` takes as its ``tool_call_id``; ``path`` is the sessions down to the one holding it."""
     return [
-        {"tool_call_id": i, "name": calls[i].name, "parameters": calls[i].parameters}
-        for i in state.turn.awaiting_ids
-        if i in calls
+        {
+            "tool_call_id": p.address if p.via else p.tool_call_id,
+            "name": p.tool,
+            "parameters": p.arguments,
+            "path": list(p.path),
+        }
+        for p in pending_approvals(state)
     ]
 
 

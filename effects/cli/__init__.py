@@ -25,6 +25,7 @@ _COMMANDS = (
     "jsonl",
     "show",
     "stats",
+    "approve",
     "ui",
     "mcp-serve",
     "workflow",

@@ -181,20 +181,6 @@ def test_a_child_tool_name_clashing_with_a_parent_tool_is_refused_naming_both() 
     )
 
 
-def test_an_agent_whose_tools_need_approval_is_refused_as_a_tool() -> None:
-    @tool(requires_approval=True)
-    def pay(cents: int) -> str:
-        """Pay."""
-        return "paid"
-
-    with pytest.raises(ValueError) as refused:
-        Agent(ScriptedModel([say("x")]), tools=[pay]).as_tool("buyer", "Buys things.")
-    assert str(refused.value) == (
-        "agent tool 'buyer': its agent's tools 'pay' need approval, which cannot reach the calling session yet; "
-        "expected tools without requires_approval in an agent used as a tool"
-    )
-
-
 def test_an_agent_whose_sessions_would_refuse_its_config_is_refused_as_a_tool() -> None:
     agent = Agent(ScriptedModel([say("x")]), config=AgentConfig(llm_max_attempts=0))
     with pytest.raises(ValueError) as refused:

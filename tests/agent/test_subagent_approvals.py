@@ -1,0 +1,211 @@
+"""Approvals across a tree of sessions: a child's call that needs approval waits in every session above it, a
+decision taken at the root reaches the child, and all of it survives the process dying."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_core import PendingApproval, Phase, ToolFailure, ToolSuccess
+from effects import Agent, SqliteStore, create_app, load_state, open_session, open_store, replay_session
+from effects.cli import main
+from effects.testing import ScriptedModel
+
+from ._gated import TOPICS, editor, planner, writers
+
+pytestmark = pytest.mark.anyio
+
+CHILD = Path(__file__).with_name("_gated_child.py")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def waiting(topic: str) -> PendingApproval:
+    """What the root ``plan`` shows for the writer of ``topic`` waiting on its ``write``."""
+    return PendingApproval(
+        address=f"plan:ask-{topic}/write-1",
+        path=("plan", f"plan:ask-{topic}"),
+        tool_call_id="write-1",
+        tool="write",
+        arguments=f'{{"topic":"{topic}"}}',
+        via=f"ask-{topic}",
+    )
+
+
+async def test_two_children_wait_at_once_and_the_root_decides_each(tmp_path: Path) -> None:
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "team.db")
+    ask = writers(ran.append).as_tool("ask", "Ask a writer.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        assert session.phase is Phase.AWAITING_APPROVAL
+        assert sorted(session.pending_approvals, key=lambda p: p.address) == [waiting(t) for t in TOPICS]
+        assert ran == []  # nothing runs before a person decides
+        session.approve("plan:ask-cats/write-1")
+        session.deny("plan:ask-dogs/write-1", "not dogs")
+        with anyio.fail_after(10):
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == ("cats: wrote cats | dogs: denied by the user: not dogs")
+    assert ran == ["cats"]
+    for topic in TOPICS:  # each decision is in the child's own log, which replays alone
+        child = replay_session(store, f"plan:ask-{topic}").state
+        assert child.tool_calls["write-1"].status == "completed"
+    # The root's log holds what waited below it: each call asked once, with the requests of its child.
+    root = replay_session(store, "plan").state
+    assert [root.tool_calls[f"ask-{t}"].input_rounds for t in TOPICS] == [1, 1]
+
+
+async def test_a_grandchild_waits_in_all_three_sessions_and_the_root_approves_it(tmp_path: Path) -> None:
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "tree.db")
+    middle = Agent(ScriptedModel(editor), tools=[writers(ran.append).as_tool("deeper", "Ask a writer.")])
+    ask = middle.as_tool("ask", "Ask an editor.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        cats = next(p for p in session.pending_approvals if p.via == "ask-cats")
+        assert cats.path == ("plan", "plan:ask-cats", "plan:ask-cats:deep-1")
+        assert cats.address == "plan:ask-cats:deep-1/write-1"
+        assert load_state(store, "plan:ask-cats").turn is not None  # the editor in between waits too
+        session.decide({"plan:ask-cats:deep-1/write-1": True, "plan:ask-dogs:deep-1/write-1": "no dogs"})
+        with anyio.fail_after(10):
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == (
+        "edited cats: wrote cats | edited dogs: denied by the user: no dogs"
+    )
+    assert ran == ["cats"]
+    leaf = load_state(store, "plan:ask-dogs:deep-1").tool_calls["write-1"]
+    assert leaf.result == ToolFailure(error="denied by the user: no dogs")
+
+
+async def test_children_in_memory_wait_for_the_root_too() -> None:
+    ran: list[str] = []
+    ask = writers(ran.append).as_tool("ask", "Ask a writer.")
+    async with Agent(ScriptedModel(planner), tools=[ask], session_id="plan").running() as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        session.decide({"plan:ask-cats/write-1": True, "plan:ask-dogs/write-1": True})
+        with anyio.fail_after(10):
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
+    assert sorted(ran) == list(TOPICS)
+
+
+async def test_a_decision_on_a_call_no_longer_waiting_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "team.db")
+    ask = writers(lambda _: None).as_tool("ask", "Ask a writer.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        rejected: list[object] = []
+        session.subscribe(lambda e: rejected.append(e) if type(e).__name__ == "InputRejected" else None)
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        session.approve("plan:ask-cows/write-1")
+        await session.settled()
+    assert len(rejected) == 1
+    assert load_state(store, "plan").tool_calls["ask-cats"].status == "awaiting-input"
+
+
+def run_until_both_wait(target: str, runs: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, str(CHILD), target, str(runs)], cwd=ROOT, capture_output=True, timeout=60, check=False
+    )
+    if process.returncode != -signal.SIGKILL:
+        raise AssertionError(
+            f"expected the process to die by SIGKILL, got {process.returncode}:\n{process.stderr.decode()}"
+        )
+
+
+async def decide_after_the_crash(target: str, runs: Path, *, by_cli: bool) -> None:
+    """The planner's process dies while both writers wait; reopened, the root shows both, a person decides
+    (through the root's session, or with `agent-core approve` on the store), and each child goes on from its log."""
+    run_until_both_wait(target, runs)
+    ran: list[str] = []
+    ask = writers(ran.append).as_tool("ask", "Ask a writer.")
+    if by_cli:  # written into the root's log while no process runs it
+        assert main(["approve", target, "plan"]) == 0
+        assert main(["approve", target, "plan", "plan:ask-cats/write-1"]) == 0
+    store = open_store(target)
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        with anyio.fail_after(20):
+            await session.turn_done()
+            if not by_cli:
+                assert sorted(p.address for p in session.pending_approvals) == [f"plan:ask-{t}/write-1" for t in TOPICS]
+                session.approve("plan:ask-cats/write-1")
+            session.approve("plan:ask-dogs/write-1")
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
+    assert sorted(ran) == list(TOPICS)  # each ran once, after the restart
+    assert runs.exists() is False or runs.read_text() == ""  # nothing ran in the process that died
+    for session_id in ("plan", *(f"plan:ask-{t}" for t in TOPICS)):
+        replay_session(store, session_id)  # every log replays and verifies alone
+    calls = load_state(store, "plan").tool_calls
+    assert {c: calls[c].result for c in ("ask-cats", "ask-dogs")} == {
+        f"ask-{t}": ToolSuccess(content=f"{t}: wrote {t}") for t in TOPICS
+    }
+    assert Counter(ran) == Counter(TOPICS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a process per run: one event loop is enough
+async def test_approvals_survive_the_process_dying_while_they_wait(tmp_path: Path) -> None:
+    await decide_after_the_crash(str(tmp_path / "team.db"), tmp_path / "runs", by_cli=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a process per run: one event loop is enough
+async def test_the_same_on_postgresql(tmp_path: Path, postgres_dsn: str) -> None:
+    await decide_after_the_crash(postgres_dsn, tmp_path / "runs", by_cli=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # a process per run: one event loop is enough
+async def test_agent_core_approve_decides_a_childs_call_through_the_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await decide_after_the_crash(str(tmp_path / "team.db"), tmp_path / "runs", by_cli=True)
+    out = capsys.readouterr().out
+    assert 'plan:ask-cats/write-1  plan → plan:ask-cats  write {"topic":"cats"}' in out
+    assert "session plan: plan:ask-cats/write-1 approved (record " in out
+
+
+async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reaches_the_child(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "team.db")
+    ask = writers(ran.append).as_tool("ask", "Ask a writer.")
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
+        shown = client.get("/api/sessions/plan").json()["approvals"]
+        assert sorted(shown, key=lambda a: a["tool_call_id"]) == [
+            {
+                "tool_call_id": f"plan:ask-{t}/write-1",
+                "name": "write",
+                "parameters": f'{{"topic":"{t}"}}',
+                "path": ["plan", f"plan:ask-{t}"],
+            }
+            for t in TOPICS
+        ]
+        for t in TOPICS:
+            decided = client.post(
+                "/api/sessions/plan/decisions", json={"tool_call_id": f"plan:ask-{t}/write-1", "approve": True}
+            )
+            assert decided.status_code == 200, decided.text
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        with anyio.fail_after(10):
+            state = await session.machine.until(lambda s: s.turn is None)
+    assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
+    assert sorted(ran) == list(TOPICS)
