@@ -25,6 +25,7 @@ from ._config import (
     DEFAULT_STUCK_WINDOW,
     MAX_STUCK_WINDOW,
     AgentConfig,
+    AgentProfile,
     Lineage,
     ToolDefinition,
     ToolRetry,
@@ -45,6 +46,7 @@ from ._cost import NANOS_PER_UNIT, format_nanos, nanos
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
+from ._handoff import TRANSFER_PREFIX, active_agent, transfer_tool_name
 from ._inputs import (
     INPUT_TAGS,
     MAX_ITEM_CHARS,
@@ -60,6 +62,7 @@ from ._inputs import (
     ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -158,12 +161,14 @@ __all__ = [
     "SUMMARY_HEADER",
     "TEXT_MARKER",
     "TOOL_CALL_MARKER",
+    "TRANSFER_PREFIX",
     "UPCASTERS",
     "VALID_INPUTS",
     "WRITE_SETS",
     "AgentConfig",
     "AgentCoreError",
     "AgentInput",
+    "AgentProfile",
     "AgentState",
     "AnswerRejected",
     "CallLlm",
@@ -182,6 +187,7 @@ __all__ = [
     "ContinueReAct",
     "DecodeError",
     "Effect",
+    "HandedOff",
     "HistoryToolCallsAdded",
     "InputKind",
     "InvalidInput",
@@ -234,6 +240,7 @@ __all__ = [
     "WorkflowMove",
     "WorkflowState",
     "WorkflowTransition",
+    "active_agent",
     "call_tool_key",
     "canonical_arguments",
     "check",
@@ -271,6 +278,7 @@ __all__ = [
     "summary_problem",
     "tag_of",
     "tool_call_id_of",
+    "transfer_tool_name",
     "transition",
     "transition_table",
     "upcaster",

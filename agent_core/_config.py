@@ -36,6 +36,24 @@ class Lineage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     root_session_id: str
 
 
+class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Another agent of the session, one a handoff can give the conversation to (see ``AgentConfig.agents``).
+
+    While it is the session's active agent, model calls send its ``system_prompt``
+    and offer its ``tools`` and a ``transfer_to_<name>`` tool for each name in its
+    ``handoffs``. ``model`` names its model for people reading the log (the model
+    itself is the runner's). ``description`` is what its transfer tool tells the
+    model that may hand over to it.
+    """
+
+    name: str
+    description: str = ""
+    system_prompt: str = ""
+    tools: tuple[ToolDefinition, ...] = ()
+    handoffs: tuple[str, ...] = ()
+    model: str = ""
+
+
 class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """How an agent behaves; fixed for a session by its ``session-started`` input.
 
@@ -77,6 +95,12 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
     ``compaction`` (optional) says when the context is compacted and how
     (:class:`CompactionPolicy`); without it the message window alone bounds the context.
+
+    Handoffs: ``agent_name`` names the agent the session starts with (its tools
+    are the session's ``tools``, its instructions ``system_prompt``),
+    ``handoffs`` the agents it may hand the conversation to, and ``agents`` every
+    other agent a handoff can reach (:class:`AgentProfile`). A ``handed-off``
+    input makes another agent the active one (``state.agent``).
     """
 
     system_prompt: str = ""
@@ -102,6 +126,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     budget_pool: str = ""
     lineage: Lineage | None = None
     compaction: CompactionPolicy | None = None
+    agent_name: str = ""
+    handoffs: tuple[str, ...] = ()
+    agents: tuple[AgentProfile, ...] = ()
 
 
 DEFAULT_RETRY_ON = ("timeout", "ConnectionError", "TimeoutError")

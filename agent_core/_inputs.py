@@ -382,6 +382,21 @@ class ContextCompacted(_Input, frozen=True, kw_only=True, tag="context-compacted
     cost: int | None = None
 
 
+class HandedOff(_Input, frozen=True, kw_only=True, tag="handed-off"):
+    """The active agent ``from_agent`` handed the conversation to ``to_agent`` (both named in the config).
+
+    The model of ``from_agent`` called the transfer tool (``tool_call_id`` is the
+    provider's id of that call, ``reason`` its argument): its model call ends here,
+    and the next one is ``to_agent``'s, with its instructions and tools, over the
+    same conversation.
+    """
+
+    from_agent: str
+    to_agent: str
+    reason: str = ""
+    tool_call_id: str = ""
+
+
 AgentInput = Union[
     SessionStarted,
     UserMessageReceived,
@@ -404,6 +419,7 @@ AgentInput = Union[
     AnswerRejected,
     PoolVerdictReceived,
     ContextCompacted,
+    HandedOff,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

@@ -65,6 +65,7 @@ LATER_KINDS: list[ac.AgentInput] = [
         tool_call_ids=("t1",),
         usage=ac.Usage(input_tokens=40, output_tokens=8),
     ),
+    ac.HandedOff(timestamp=11, from_agent="triage", to_agent="billing", reason="an invoice", tool_call_id="c9"),
 ]
 
 
@@ -324,7 +325,7 @@ def test_the_upcasters_cover_every_version_before_the_current_one() -> None:
 def test_the_schema_lists_every_input_tag() -> None:
     schema = ac.input_json_schema()
     assert list(schema["discriminator"]["mapping"]) == list(ac.INPUT_TAGS)
-    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 21
+    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 22
     assert json.dumps(schema)  # plain JSON data, ready to publish
 
 

@@ -8,6 +8,7 @@ from .._compaction._policy import policy_problems
 from .._compaction._state import ContextCompaction
 from .._config import MAX_STUCK_WINDOW
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
+from .._handoff import handoff_problems
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._output import output_schema_problem
 from .._state import AgentState
@@ -147,4 +148,5 @@ def config_problems(inp: SessionStarted) -> list[str]:
         problems.append(schema)
     if config.compaction is not None:
         problems.extend(policy_problems(config.compaction, MAX_COUNT))
+    problems.extend(handoff_problems(config, inp.tools))
     return problems

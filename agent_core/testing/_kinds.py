@@ -17,6 +17,7 @@ from .._inputs import (
     AnswerRejected,
     ContextCompacted,
     ContextWindowExpanded,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -158,6 +159,14 @@ def context_window_expanded(*, timestamp: Ts = None) -> SearchStrategy[ContextWi
     return st.builds(ContextWindowExpanded, timestamp=_at(timestamp))
 
 
+def handed_off(*, timestamp: Ts = None) -> SearchStrategy[HandedOff]:
+    """``handed-off`` between agents of arbitrary names, with or without a reason and a tool call id."""
+    names = st.sampled_from(("front", "desk", "back", "nobody"))
+    return st.builds(
+        HandedOff, timestamp=_at(timestamp), from_agent=names, to_agent=names, reason=texts(), tool_call_id=ids()
+    )
+
+
 def history_tool_calls_added(
     *, timestamp: Ts = None, tool_call_ids: tuple[str, ...] | SearchStrategy[tuple[str, ...]] | None = None
 ) -> SearchStrategy[HistoryToolCallsAdded]:
@@ -293,6 +302,7 @@ BY_TAG: dict[str, Any] = per_kind(
         AnswerRejected: answer_rejected,
         PoolVerdictReceived: pool_verdict_received,
         ContextCompacted: context_compacted,
+        HandedOff: handed_off,
     },
     "input strategies",
 )
