@@ -43,6 +43,7 @@ from .._tools import Tool, Toolbox
 from ._agent_tool import AgentTool
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
+from ._handoffs import ContextFilter, handoff_setup, missing_agents
 from ._ids import IdSource, RandomIds
 from ._output import OutputType, output_validator
 from ._redact import Redactor
@@ -93,6 +94,16 @@ class Agent:
     needs a pricing: ``running()`` refuses it without one. A config naming a
     ``budget_pool`` needs ``pools`` (:class:`~effects.BudgetPools`), where the
     pool is kept: each model call reserves from it before it starts.
+
+    ``handoffs`` are the agents this one's model may hand the conversation to
+    (other ``Agent`` objects, or the ``name`` of one reached otherwise, e.g. the
+    starting agent): each is offered as a tool ``transfer_to_<name>``, and when
+    the model calls it the named agent's model, instructions
+    (``config.system_prompt``) and tools take over the same session. Agents that
+    take part need a ``name`` (and may have a ``description``, which the transfer
+    tool shows). ``handoff_context`` (optional) makes what this agent's model
+    calls send from the context the state gives: applied where the model is
+    called, never logged. See the Handoffs guide.
     """
 
     def __init__(
@@ -112,7 +123,15 @@ class Agent:
         output_type: OutputType | None = None,
         pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
         pools: BudgetPools | None = None,
+        name: str = "",
+        description: str = "",
+        handoffs: Iterable[Agent | str] = (),
+        handoff_context: ContextFilter | None = None,
     ) -> None:
+        self.name = name
+        self.description = description
+        self.handoffs: tuple[Agent | str, ...] = tuple(handoffs)
+        self.handoff_context = handoff_context
         self.pools = pools
         self.model = model
         self.pricing = default_pricing() if pricing == "genai-prices" else pricing
@@ -163,10 +182,18 @@ class Agent:
         (:class:`SessionStopped`).
         """
         start = self.initial if self.initial is not None else initial_state()
-        self._refuse_config(start.config if self.initial is not None else self.config)
+        setup = handoff_setup(self)  # refuses agents that cannot work together, naming them
+        config = setup.config(self.config) if setup is not None else self.config
+        self._refuse_config(start.config if self.initial is not None else config)
+        missing = missing_agents(start.config, setup) if self.initial is not None else []
+        if missing:
+            raise ValueError(
+                f"session {start.session_id!r} hands off between agents {', '.join(map(repr, missing))}, which this "
+                "Agent does not declare; expected the same agents (handoffs=[...]) as when the session started"
+            )
         runtime = AgentRuntime(
             self.model,
-            self.toolbox,
+            setup.toolbox if setup is not None else self.toolbox,
             self.clock,
             self.ids,
             floor=lambda: machine.current().timestamp,
@@ -178,6 +205,7 @@ class Agent:
             store=self.journal.store if isinstance(self.journal, SessionJournal) else None,
             current=lambda: machine.current(),
             wanted=self._wanted,
+            speakers=setup.speakers if setup is not None else None,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -197,7 +225,7 @@ class Agent:
                 SessionStarted(
                     timestamp=runtime.stamp(),
                     session_id=self.session_id or self.ids.new_id("session"),
-                    config=self.config,
+                    config=config,
                     tools=self.toolbox.definitions(),
                 )
             )
@@ -319,6 +347,10 @@ class Agent:
             output_type=self.output_type,
             pricing=self.pricing,
             pools=self.pools,
+            name=self.name,
+            description=self.description,
+            handoffs=self.handoffs,
+            handoff_context=self.handoff_context,
         )
         child._wanted = wanted
         return child

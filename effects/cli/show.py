@@ -18,7 +18,15 @@ are printed whole, with the record number each came from (use it with
 conversation opens in the pager ($PAGER, default less); --no-pager prints it.
 """
 
-_MARKS = {"user": ">", "assistant": "<", "tool-call": "→", "tool-result": "←", "decision": "!", "outcome": "="}
+_MARKS = {
+    "user": ">",
+    "assistant": "<",
+    "tool-call": "→",
+    "tool-result": "←",
+    "decision": "!",
+    "outcome": "=",
+    "handoff": "⇄",
+}
 
 
 def register(subparsers: Any) -> None:
