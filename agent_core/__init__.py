@@ -46,7 +46,7 @@ from ._cost import NANOS_PER_UNIT, format_nanos, nanos
 from ._effects import CallLlm, CallTool, Effect, WaitUntil, call_tool_key, effects_at, tool_call_id_of
 from ._encodable import MAX_COUNT, MAX_DURATION_MS, MAX_TIMESTAMP_MS, replace_surrogates
 from ._errors import AgentCoreError, DecodeError, InvalidInput, InvariantViolation, Rejection
-from ._handoff import TRANSFER_PREFIX, active_agent, handoff_targets, transfer_tool_name
+from ._handoff import TRANSFER_PREFIX, active_agent, active_tools, handoff_targets, transfer_tool_name
 from ._inputs import (
     INPUT_TAGS,
     MAX_ITEM_CHARS,
@@ -241,6 +241,7 @@ __all__ = [
     "WorkflowState",
     "WorkflowTransition",
     "active_agent",
+    "active_tools",
     "call_tool_key",
     "canonical_arguments",
     "check",
