@@ -29,11 +29,13 @@ EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
 class Lineage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Where a child session sits in a tree of agents: the session whose tool call started it
     (``parent_session_id``, ``parent_tool_call_id``) and the session at the top of the tree
-    (``root_session_id``; the parent's own id for a child of a top-level session)."""
+    (``root_session_id``; the parent's own id for a child of a top-level session). ``depth`` is how far
+    below the root it is: 1 for a child of a top-level session, 2 for a grandchild..."""
 
     parent_session_id: str
     parent_tool_call_id: str
     root_session_id: str
+    depth: int = 1
 
 
 class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -73,7 +73,9 @@ def _check_lineage(state: AgentState, inp: SessionStarted) -> None:
     lineage = inp.config.lineage
     if lineage is None:
         return
-    empty = [name for name in lineage.__struct_fields__ if not getattr(lineage, name)]
+    empty = [
+        name for name in ("parent_session_id", "parent_tool_call_id", "root_session_id") if not getattr(lineage, name)
+    ]
     if empty:
         reject(
             state,
@@ -82,6 +84,14 @@ def _check_lineage(state: AgentState, inp: SessionStarted) -> None:
             "lineage-complete",
             f"a child session's lineage names its parent session, the parent's tool call and the root session; "
             f"got empty {', '.join(empty)}",
+        )
+    if not 1 <= lineage.depth <= MAX_COUNT:
+        reject(
+            state,
+            inp,
+            "bad-lineage",
+            "lineage-complete",
+            f"expected a child session's lineage depth of 1 or more, got {lineage.depth}",
         )
     if inp.session_id in (lineage.parent_session_id, lineage.root_session_id):
         reject(

@@ -18,12 +18,14 @@ from .._store import EventStore
 class Caller:
     """The calling session's id, the id of the root of its tree, the store its log is kept in (``None``:
     a session without a store), and whether the call is still wanted: ``open()`` is false once the calling
-    session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own."""
+    session closed the call (its turn was cancelled, or ended), or the session that called *it* closed its own.
+    ``depth`` is the calling session's depth in its tree (0: a top-level session)."""
 
     session_id: str
     root_session_id: str
     store: EventStore | None
     open: Callable[[], bool]
+    depth: int = 0
 
 
 _CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)

@@ -40,6 +40,7 @@ from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
 from .._store import EventStore, SessionJournal
 from .._tools import Tool, Toolbox
+from ._agent_cycles import unbounded_cycle
 from ._agent_tool import AgentTool
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
@@ -183,6 +184,9 @@ class Agent:
         """
         start = self.initial if self.initial is not None else initial_state()
         setup = handoff_setup(self)  # refuses agents that cannot work together, naming them
+        cycle = unbounded_cycle(self)
+        if cycle is not None:
+            raise ValueError(cycle)
         config = setup.config(self.config) if setup is not None else self.config
         self._refuse_config(start.config if self.initial is not None else config)
         missing = missing_agents(start.config, setup) if self.initial is not None else []
@@ -249,6 +253,7 @@ class Agent:
         *,
         input_type: type[BaseModel] | None = None,
         timeout_ms: int | None = None,
+        max_depth: int | None = None,
     ) -> AgentTool:
         """This agent as a tool another agent's model can call: each call runs a *child session* of it.
 
@@ -268,6 +273,11 @@ class Agent:
         Calls in the same model reply run in parallel, as any tools do. ``timeout_ms``
         bounds one call (else the calling toolbox's default, two minutes).
 
+        ``max_depth`` bounds how deep below its root session a call of this tool may start a child (1: only
+        from a top-level session): a call beyond it is a failure result (code ``max-depth``) the calling model
+        reads. Agents that call each other as tools in a cycle need it on one tool of the cycle: a session that
+        reaches such a cycle without one is refused when it starts, naming the tools.
+
         Raises ``ValueError`` for a tool of this agent that needs approval (a child
         session's approvals cannot reach the calling session yet), and for a
         configuration its sessions would refuse at ``session-started``.
@@ -278,6 +288,8 @@ class Agent:
                 f"agent tool {name!r}: its agent's tools {', '.join(map(repr, gated))} need approval, which cannot "
                 "reach the calling session yet; expected tools without requires_approval in an agent used as a tool"
             )
+        if max_depth is not None and max_depth < 1:
+            raise ValueError(f"agent tool {name!r}: expected max_depth of 1 or more (or None), got {max_depth}")
         self._refuse_config(self.config)
         probe = SessionStarted(
             timestamp=0,
@@ -298,6 +310,8 @@ class Agent:
             description=description,
             input_type=input_type,
             timeout_ms=timeout_ms,
+            max_depth=max_depth,
+            agent=self,
         )
 
     def _open_child(

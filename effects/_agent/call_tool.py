@@ -51,7 +51,8 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     following = resumption is not None and bool(resumption.task_id)
     lineage = state.config.lineage
     root = lineage.root_session_id if lineage else state.session_id
-    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id))
+    depth = lineage.depth if lineage else 0
+    caller = Caller(state.session_id, root, ctx.store, lambda: ctx.call_open(call_id), depth)
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (
             final_wait(),
