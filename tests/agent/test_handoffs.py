@@ -26,6 +26,7 @@ from effects import (
     timeline,
     tool,
 )
+from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
 from ._team import question, results
@@ -90,7 +91,9 @@ def agents(billing_context: object = None) -> tuple[Agent, ScriptedModel, Script
     return triage, triage_model, billing_model
 
 
-async def test_the_billing_agent_takes_over_with_its_model_instructions_and_tools(tmp_path: Path) -> None:
+async def test_the_billing_agent_takes_over_with_its_model_instructions_and_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     triage, triage_model, billing_model = agents()
     store = SqliteStore(tmp_path / "desk.db")
     async with open_session(
@@ -113,6 +116,16 @@ async def test_the_billing_agent_takes_over_with_its_model_instructions_and_tool
     assert [(e.title, e.text) for e in handoff] == [("handed off: triage -> billing", "an invoice question")]
     rows = [row for row in timeline(store, "desk") if row.type == "handed-off"]
     assert [row.summary for row in rows] == ["triage -> billing: an invoice question"]
+    assert [(row.completed, row.cancelled) for row in rows] == [(("call-llm:1:0:0",), ())]  # triage's call answered
+    code = main(["show", str(tmp_path / "desk.db"), "desk", "--no-pager"])
+    shown = capsys.readouterr().out
+    assert code == 0 and "⇄ handed off: triage -> billing" in shown
+    assert "agent: triage (hands off to billing; agents: billing)" in shown
+    assert main(["inspect", str(tmp_path / "desk.db"), "desk"]) == 0
+    inspected = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert ["handed-off", "thinking", "triage", "->", "billing:", "an", "invoice", "question"] in [
+        line[2:] for line in inspected
+    ]
 
 
 async def test_the_agent_handed_to_keeps_the_conversation_and_can_hand_it_back_by_name() -> None:
