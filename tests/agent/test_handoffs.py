@@ -308,3 +308,14 @@ def test_a_process_killed_after_a_handoff_resumes_with_the_agent_handed_to(tmp_p
     assert said[-1] == ("assistant", "billing: invoice 42: paid") and state.agent == "billing"
     handoffs = [e.title for e in conversation(store, "crashed") if e.kind == "handoff"]
     assert handoffs == ["handed off: triage -> billing"]  # handed once: the resumed turn did not ask triage again
+
+
+async def test_a_temporal_session_with_handoffs_is_refused_before_anything_starts() -> None:
+    temporal = pytest.importorskip("effects.temporal")
+    config = AgentConfig(agent_name="triage", handoffs=("billing",), agents=(ac.AgentProfile(name="billing"),))
+    with pytest.raises(ValueError) as refused:  # said before the client is used: no server is needed to hear it
+        await temporal.start_session(None, "desk", config=config)
+    assert str(refused.value) == (
+        "session 'desk': handoffs between agents ('triage' and 'billing') do not run under Temporal yet; expected a "
+        "config without handoffs, or the session run by Agent.running() / open_session()"
+    )
