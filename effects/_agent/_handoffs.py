@@ -13,7 +13,7 @@ the runtime asks the active agent's model.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
@@ -23,12 +23,28 @@ from .._model import Model
 from .._money import model_name
 from .._tools import Tool, Toolbox
 
-if TYPE_CHECKING:
-    from ._session import Agent
-
 ContextFilter = Callable[[LlmContext], LlmContext]
 """What an agent's model calls send, made from what the state projects (``llm_context``); applied in the effect
 that calls the model, so nothing of it enters the log."""
+
+
+class Agent(Protocol):
+    """What this module reads of an :class:`~effects.Agent` (a protocol: the Agent's module imports this one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def handoffs(self) -> tuple[Agent | str, ...]: ...
+    @property
+    def handoff_context(self) -> ContextFilter | None: ...
+    @property
+    def model(self) -> Model: ...
+    @property
+    def toolbox(self) -> Toolbox: ...
+    @property
+    def config(self) -> AgentConfig: ...
 
 
 class Speaker(NamedTuple):
