@@ -29,11 +29,31 @@ EMPTY_OBJECT_SCHEMA = '{"type":"object","properties":{}}'
 class Lineage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Where a child session sits in a tree of agents: the session whose tool call started it
     (``parent_session_id``, ``parent_tool_call_id``) and the session at the top of the tree
-    (``root_session_id``; the parent's own id for a child of a top-level session)."""
+    (``root_session_id``; the parent's own id for a child of a top-level session). ``depth`` is how far
+    below the root it is: 1 for a child of a top-level session, 2 for a grandchild..."""
 
     parent_session_id: str
     parent_tool_call_id: str
     root_session_id: str
+    depth: int = 1
+
+
+class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Another agent of the session, one a handoff can give the conversation to (see ``AgentConfig.agents``).
+
+    While it is the session's active agent, model calls send its ``system_prompt``
+    and offer its ``tools`` and a ``transfer_to_<name>`` tool for each name in its
+    ``handoffs``. ``model`` names its model for people reading the log (the model
+    itself is the runner's). ``description`` is what its transfer tool tells the
+    model that may hand over to it.
+    """
+
+    name: str
+    description: str = ""
+    system_prompt: str = ""
+    tools: tuple[ToolDefinition, ...] = ()
+    handoffs: tuple[str, ...] = ()
+    model: str = ""
 
 
 class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -77,6 +97,12 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
 
     ``compaction`` (optional) says when the context is compacted and how
     (:class:`CompactionPolicy`); without it the message window alone bounds the context.
+
+    Handoffs: ``agent_name`` names the agent the session starts with (its tools
+    are the session's ``tools``, its instructions ``system_prompt``),
+    ``handoffs`` the agents it may hand the conversation to, and ``agents`` every
+    other agent a handoff can reach (:class:`AgentProfile`). A ``handed-off``
+    input makes another agent the active one (``state.agent``).
     """
 
     system_prompt: str = ""
@@ -102,6 +128,9 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True)
     budget_pool: str = ""
     lineage: Lineage | None = None
     compaction: CompactionPolicy | None = None
+    agent_name: str = ""
+    handoffs: tuple[str, ...] = ()
+    agents: tuple[AgentProfile, ...] = ()
 
 
 DEFAULT_RETRY_ON = ("timeout", "ConnectionError", "TimeoutError")

@@ -8,6 +8,7 @@ import msgspec
 
 from ._compaction._policy import PROVIDER, SUMMARIZE
 from ._config import ToolDefinition
+from ._handoff import active_prompt, active_tools, transfer_tools
 from ._inputs import ProviderItem, ToolSuccess
 from ._state import PAST_TOOL_CALLS_LISTED, AgentState, PastToolCall, ToolCallRecord
 
@@ -136,7 +137,7 @@ def llm_context(state: AgentState) -> LlmContext:
         entries.extend(group)
     tools_enabled = turn is None or not turn.final_answer
     context = LlmContext(
-        system_prompt=state.config.system_prompt,
+        system_prompt=active_prompt(state),
         entries=tuple(entries),
         tools=offered_tools(state) if tools_enabled else (),
         tools_enabled=tools_enabled,
@@ -173,10 +174,13 @@ def cleared_result(call_id: str, name: str) -> str:
 
 
 def offered_tools(state: AgentState) -> tuple[ToolDefinition, ...]:
-    """The tools a model call may be offered now: every declared tool, or those the current workflow state lists."""
+    """The tools a model call may be offered now: every declared tool, or those the current workflow state lists;
+    with handoffs, the active agent's tools and a transfer tool per agent it may hand over to."""
     workflow = state.config.workflow
     if workflow is None:
-        return state.tools.definitions
+        tools = active_tools(state).definitions
+        transfers = transfer_tools(state)
+        return tools + transfers if transfers else tools
     allowed = workflow.state(state.workflow_state).tools
     return tuple(tool for tool in state.tools.definitions if tool.name in allowed)
 

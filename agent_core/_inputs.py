@@ -403,6 +403,19 @@ class ChildSpent(_Input, frozen=True, kw_only=True, tag="child-spent"):
 
     tool_call_id: str
     spent: Spend
+class HandedOff(_Input, frozen=True, kw_only=True, tag="handed-off"):
+    """The active agent ``from_agent`` handed the conversation to ``to_agent`` (both named in the config).
+
+    The model of ``from_agent`` called the transfer tool (``tool_call_id`` is the
+    provider's id of that call, ``reason`` its argument): its model call ends here,
+    and the next one is ``to_agent``'s, with its instructions and tools, over the
+    same conversation.
+    """
+
+    from_agent: str
+    to_agent: str
+    reason: str = ""
+    tool_call_id: str = ""
 
 
 AgentInput = Union[
@@ -428,6 +441,7 @@ AgentInput = Union[
     PoolVerdictReceived,
     ContextCompacted,
     ChildSpent,
+    HandedOff,
 ]
 """Every input, as one tagged union (tag field ``type``): what ``transition`` accepts and logs hold."""
 

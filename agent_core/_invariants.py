@@ -17,7 +17,7 @@ def check_invariants(state: AgentState, previous: AgentState | None = None) -> N
     counters never decrease and that completed tool calls stay completed.
     Cost: O(size of the state); meant for tests, not for hot paths.
     """
-    problems = _messages(state) + _tool_calls(state) + _turn(state) + _workflow(state)
+    problems = _messages(state) + _tool_calls(state) + _turn(state) + _workflow(state) + _agent(state)
     if previous is not None:
         problems += _monotonic(previous, state)
     if problems:
@@ -42,6 +42,14 @@ def _workflow(state: AgentState) -> list[str]:
     if here != state.workflow_state:
         problems.append(f"the audit ends in {here!r}, but the session is in {state.workflow_state!r}")
     return problems
+
+
+def _agent(state: AgentState) -> list[str]:
+    """The active agent is the one the session started with (empty) or another agent its config declares."""
+    declared = [profile.name for profile in state.config.agents]
+    if state.agent and (state.agent not in declared or state.agent == state.config.agent_name):
+        return [f"the active agent {state.agent!r} is not one of the other declared agents {declared}"]
+    return []
 
 
 def _messages(state: AgentState) -> list[str]:

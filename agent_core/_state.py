@@ -196,6 +196,8 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     ``audit`` every workflow move, oldest first (a :class:`Vector`: a move appends without copying the audit).
     ``cost`` is what the session's priced model calls cost, in nano-units (see :func:`nanos`).
     ``compaction`` is where context compaction stands (``None`` unless ``config.compaction`` is set).
+    ``agent`` is the active agent when a handoff gave the conversation to another than the one the session
+    started with (empty: that one, ``config.agent_name``; see :func:`active_agent`).
     """
 
     started: bool = False
@@ -221,6 +223,7 @@ class AgentState(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defau
     cost: int = 0
     compaction: ContextCompaction | None = None
     children_spent: Spend | None = None
+    agent: str = ""
 
 
 STATE_FIELDS: tuple[str, ...] = AgentState.__struct_fields__

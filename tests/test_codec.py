@@ -68,6 +68,7 @@ LATER_KINDS: list[ac.AgentInput] = [
     ac.ChildSpent(
         timestamp=11, tool_call_id="t1", spent=ac.Spend(model_calls=2, tool_calls=1, tokens=900, cost=4_000_000)
     ),
+    ac.HandedOff(timestamp=11, from_agent="triage", to_agent="billing", reason="an invoice", tool_call_id="c9"),
 ]
 
 
@@ -327,7 +328,7 @@ def test_the_upcasters_cover_every_version_before_the_current_one() -> None:
 def test_the_schema_lists_every_input_tag() -> None:
     schema = ac.input_json_schema()
     assert list(schema["discriminator"]["mapping"]) == list(ac.INPUT_TAGS)
-    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 22
+    assert len(schema["anyOf"]) == len(ac.INPUT_TAGS) == 23
     assert json.dumps(schema)  # plain JSON data, ready to publish
 
 

@@ -362,7 +362,13 @@ def test_a_model_call_sends_the_window_and_every_call_of_the_turn_with_its_resul
         shown = [(m.role, m.content) for m in window if not m.streaming and (m.role == "user" or m.content)]
         assert [(e.role, e.content) for e in context.entries if isinstance(e, ac.ContextMessage)] == shown
         assert context.tools_enabled is not turn.final_answer
-        assert context.system_prompt == after.config.system_prompt
+        # The active agent's instructions and tools: the session's until a handoff, then the profile's.
+        profile = next((p for p in after.config.agents if p.name == after.agent), None) if after.agent else None
+        assert context.system_prompt == (profile.system_prompt if profile else after.config.system_prompt)
+        own = profile.tools if profile else after.tools.definitions
+        transfers = tuple(ac.transfer_tool_name(n) for n in (profile.handoffs if profile else after.config.handoffs))
+        if context.tools_enabled and after.config.workflow is None:
+            assert tuple(t.name for t in context.tools) == (*(t.name for t in own), *transfers)
 
 
 # --- budgets ------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from msgspec.structs import replace
 
 from .._encodable import MAX_TIMESTAMP_MS, shown_integer, unencodable
 from .._errors import InvalidInput, Rejection
-from .._inputs import AgentInput, ContextCompacted, WorkflowActionTaken, tag_of
+from .._inputs import AgentInput, ContextCompacted, HandedOff, WorkflowActionTaken, tag_of
 from .._phase import phase
 from .._state import AgentState
 from ._common import WRONG_PHASE, reject, reject_phase
@@ -83,17 +83,21 @@ def check(state: AgentState, inp: AgentInput) -> Rejection | None:
 
 def valid_inputs(state: AgentState) -> tuple[str, ...]:
     """The input types the state's current phase may accept, sorted (``workflow-action-taken`` only
-    in a session with a workflow, ``context-compacted`` only under a compaction policy)."""
+    in a session with a workflow, ``context-compacted`` only under a compaction policy, ``handed-off`` only
+    in a session that declares handoffs)."""
     valid = VALID_INPUTS[phase(state)]
     if state.config.workflow is None:
         valid = valid - _WORKFLOW_ONLY
     if state.config.compaction is None:
         valid = valid - _COMPACTION_ONLY
+    if not state.config.handoffs and not state.config.agents:
+        valid = valid - _HANDOFF_ONLY
     return tuple(sorted(valid))
 
 
 _WORKFLOW_ONLY = frozenset({tag_of(WorkflowActionTaken)})
 _COMPACTION_ONLY = frozenset({tag_of(ContextCompacted)})
+_HANDOFF_ONLY = frozenset({tag_of(HandedOff)})
 
 
 __all__ = [

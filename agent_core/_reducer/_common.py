@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import NoReturn
 
 from .._errors import InvalidInput, Rejection
+from .._handoff import active_tools
 from .._inputs import AgentInput, tag_of
 from .._phase import phase
 from .._state import (
@@ -155,7 +156,7 @@ def require_text(state: AgentState, inp: AgentInput, name: str, value: str, expe
 def _may_await(state: AgentState, name: str) -> bool:
     """Whether a call of ``name`` can ever wait for a person: the tool needs approval, a workflow
     state asks for it, or rules may say ``ask``."""
-    tool = state.tools.get(name)
+    tool = active_tools(state).get(name)
     if (tool is not None and tool.requires_approval) or state.config.rules:
         return True
     workflow = state.config.workflow

@@ -5,6 +5,7 @@ from __future__ import annotations
 from immutables import Map
 from msgspec.structs import replace
 
+from .._handoff import active_tools
 from .._inputs import ProviderItem, ToolCallRequest, ToolFailure
 from .._rules import Judgement
 from .._state import AgentState, ToolCallRecord, ToolCallStatus, Turn
@@ -57,7 +58,7 @@ def records(
     """
     added: dict[str, ToolCallRecord] = {}
     opened, awaiting = turn.open_call_ids, turn.awaiting_ids
-    tools = state.tools
+    tools = active_tools(state)
     for call_id, request in requests.items():
         tool = tools.get(request.name)
         status: ToolCallStatus = "completed"

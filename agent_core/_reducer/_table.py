@@ -27,6 +27,7 @@ from .._inputs import (
     ChildSpent,
     ContextCompacted,
     ContextWindowExpanded,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -53,6 +54,7 @@ from .on_answer_rejected import on_answer_rejected
 from .on_child_spent import on_child_spent
 from .on_context_compacted import on_context_compacted
 from .on_context_window_expanded import on_context_window_expanded
+from .on_handed_off import on_handed_off
 from .on_history_tool_calls_added import on_history_tool_calls_added
 from .on_llm_call_failed import on_llm_call_failed
 from .on_llm_message_completed import on_llm_message_completed
@@ -145,6 +147,7 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
     _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
     _row(ChildSpent, on_child_spent, (*_ENDS_TURN, "children_spent"), _DECIDING),
+    _row(HandedOff, on_handed_off, (*_ENDS_TURN, "agent"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
+from .._handoff import active_tools
 from .._inputs import ToolFailure
 from .._state import AgentState, ToolCallRecord
 from ._backoff import backoff_ms
@@ -23,7 +24,7 @@ from ._turns import spent_by_turn
 def retried(state: AgentState, record: ToolCallRecord, result: ToolFailure, now: int) -> ToolCallRecord | str:
     """The call's record backing off for another attempt, or why ``result``, received at ``now``, is final
     (``""``: nothing to add to it; else a note for the model)."""
-    tool = state.tools.get(record.name)
+    tool = active_tools(state).get(record.name)
     policy = tool.retry if tool is not None else None
     if policy is None or not (tool is not None and (tool.idempotent or policy.force)):
         return ""

@@ -8,6 +8,7 @@ from .._compaction._policy import policy_problems
 from .._compaction._state import ContextCompaction
 from .._config import MAX_STUCK_WINDOW
 from .._encodable import MAX_COUNT, MAX_DURATION_MS
+from .._handoff import handoff_problems
 from .._inputs import SCHEMA_VERSION, SessionStarted
 from .._output import output_schema_problem
 from .._state import AgentState
@@ -72,7 +73,9 @@ def _check_lineage(state: AgentState, inp: SessionStarted) -> None:
     lineage = inp.config.lineage
     if lineage is None:
         return
-    empty = [name for name in lineage.__struct_fields__ if not getattr(lineage, name)]
+    empty = [
+        name for name in ("parent_session_id", "parent_tool_call_id", "root_session_id") if not getattr(lineage, name)
+    ]
     if empty:
         reject(
             state,
@@ -81,6 +84,14 @@ def _check_lineage(state: AgentState, inp: SessionStarted) -> None:
             "lineage-complete",
             f"a child session's lineage names its parent session, the parent's tool call and the root session; "
             f"got empty {', '.join(empty)}",
+        )
+    if not 1 <= lineage.depth <= MAX_COUNT:
+        reject(
+            state,
+            inp,
+            "bad-lineage",
+            "lineage-complete",
+            f"expected a child session's lineage depth of 1 or more, got {lineage.depth}",
         )
     if inp.session_id in (lineage.parent_session_id, lineage.root_session_id):
         reject(
@@ -147,4 +158,5 @@ def config_problems(inp: SessionStarted) -> list[str]:
         problems.append(schema)
     if config.compaction is not None:
         problems.extend(policy_problems(config.compaction, MAX_COUNT))
+    problems.extend(handoff_problems(config, inp.tools))
     return problems

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 
 from .._compaction._tokens import CHARS_PER_TOKEN
+from .._handoff import active_agent, active_tools, handoff_targets
 from .._inputs import (
     TEXT_MARKER,
     TOOL_CALL_MARKER,
@@ -20,6 +21,7 @@ from .._inputs import (
     ContextCompacted,
     ContextWindowExpanded,
     ContinueReAct,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -101,8 +103,9 @@ def _observed(draw: st.DrawFn, state: AgentState) -> AgentInput:
     for _ in range(draw(st.integers(1, 3))):
         call_id = fresh_id(draw, state, "t", lambda i: i in state.tool_calls or i in requests)
         # Mostly registered tools, now and then a name the session does not know.
-        unknown = not state.tools or draw(st.integers(0, 7)) == 7
-        name = "no_such_tool" if unknown else pick(draw, list(state.tools))
+        tools = active_tools(state)
+        unknown = not tools or draw(st.integers(0, 7)) == 7
+        name = "no_such_tool" if unknown else pick(draw, list(tools))
         requests[call_id] = ToolCallRequest(name=name, parameters=pick(draw, arguments))
     markers = tuple(ProviderItem(kind=TOOL_CALL_MARKER, provider="anthropic", ref=call_id) for call_id in requests)
     return ReActObserved(
@@ -214,6 +217,12 @@ def _child_spent(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 def _expanded(draw: st.DrawFn, state: AgentState) -> AgentInput:
     return ContextWindowExpanded(timestamp=later(draw, state))
+
+
+def _handed_off(draw: st.DrawFn, state: AgentState) -> AgentInput:
+    to_agent = pick(draw, list(handoff_targets(state)))
+    reason = draw(st.sampled_from(("", "billing question")))
+    return HandedOff(timestamp=later(draw, state), from_agent=active_agent(state), to_agent=to_agent, reason=reason)
 
 
 def _history(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -329,6 +338,7 @@ BUILDERS: dict[str, Callable[[st.DrawFn, AgentState], AgentInput]] = per_kind(
         PoolVerdictReceived: _verdict,
         ContextCompacted: _compacted,
         ChildSpent: _child_spent,
+        HandedOff: _handed_off,
     },
     "builders",
 )

@@ -18,6 +18,7 @@ from .._inputs import (
     ChildSpent,
     ContextCompacted,
     ContextWindowExpanded,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -158,6 +159,14 @@ def tool_call_denied(*, timestamp: Ts = None, tool_call_id: Str = None) -> Searc
 def context_window_expanded(*, timestamp: Ts = None) -> SearchStrategy[ContextWindowExpanded]:
     """``context-window-expanded`` (internal tool)."""
     return st.builds(ContextWindowExpanded, timestamp=_at(timestamp))
+
+
+def handed_off(*, timestamp: Ts = None) -> SearchStrategy[HandedOff]:
+    """``handed-off`` between agents of arbitrary names, with or without a reason and a tool call id."""
+    names = st.sampled_from(("front", "desk", "back", "nobody"))
+    return st.builds(
+        HandedOff, timestamp=_at(timestamp), from_agent=names, to_agent=names, reason=texts(), tool_call_id=ids()
+    )
 
 
 def history_tool_calls_added(
@@ -301,6 +310,7 @@ BY_TAG: dict[str, Any] = per_kind(
         PoolVerdictReceived: pool_verdict_received,
         ContextCompacted: context_compacted,
         ChildSpent: child_spent,
+        HandedOff: handed_off,
     },
     "input strategies",
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
+from .._handoff import handoff_targets
 from .._inputs import AgentInput
 from .._phase import Phase, phase
 from .._state import AgentState
@@ -46,6 +47,7 @@ _WEIGHTS = tuple(
             "pool-verdict-received": 2,
             "context-compacted": 6,
             "child-spent": 1,
+            "handed-off": 2,
         },
         "weights",
     ).items()
@@ -79,6 +81,8 @@ def next_input_kinds(state: AgentState) -> tuple[str, ...]:
         else:
             kinds.update(("llm-message-started", "re-act-observed", "context-window-expanded", "answer-rejected"))
             kinds.add("history-tool-calls-added")
+            if handoff_targets(state):
+                kinds.add("handed-off")
         if state.config.budget_pool:
             kinds.add("pool-verdict-received")
     calls = state.tool_calls

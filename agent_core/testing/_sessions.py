@@ -55,7 +55,10 @@ def sessions(
         first = draw(firsts)
         if workflow or rules:
             drawn_workflow = draw(workflows(first.tools)) if workflow else None
-            first = replace(first, config=replace(first.config, workflow=drawn_workflow, rules=rules))
+            config = replace(first.config, workflow=drawn_workflow, rules=rules)
+            if workflow:  # a workflow names the tools of one agent: no handoffs beside it
+                config = replace(config, agent_name="", handoffs=(), agents=())
+            first = replace(first, config=config)
         state = transition(initial_state(), first)
         drawn: list[AgentInput] = [first]
         for _ in range(draw(st.integers(min_steps, max_steps))):

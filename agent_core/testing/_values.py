@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import msgspec
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
 from .._compaction._policy import BUILT_IN_STRATEGIES, CompactionPolicy
-from .._config import AgentConfig, ToolDefinition, ToolRetry
+from .._config import AgentConfig, AgentProfile, ToolDefinition, ToolRetry
 from .._inputs import (
     CompleteReAct,
     ContinueReAct,
@@ -114,7 +115,34 @@ def agent_configs(**fields: Any) -> SearchStrategy[AgentConfig]:
         "budget_pool": st.sampled_from(("", "", "", "acme:2026-11-27")),
         "compaction": st.none(),
     }
-    return st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
+    configs = st.builds(AgentConfig, **{name: field(fields.get(name), strategy) for name, strategy in defaults.items()})
+    if fields.keys() & {"agent_name", "handoffs", "agents", "workflow"}:
+        return configs
+    return st.tuples(configs, handoff_setups()).map(lambda pair: msgspec.structs.replace(pair[0], **pair[1]))
+
+
+def handoff_setups() -> SearchStrategy[dict[str, Any]]:
+    """The handoff fields of an :class:`AgentConfig` (``agent_name``, ``handoffs``, ``agents``), as keywords: none
+    most of the time, else a ``front`` agent and a ``desk`` agent (with tools of its own) that hand over to each
+    other, and now and then a third, ``back``, that the desk hands over to."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> dict[str, Any]:
+        if draw(st.integers(0, 3)) != 3:
+            return {}
+        third = draw(st.booleans())
+        desk = AgentProfile(
+            name="desk",
+            description="The help desk.",
+            system_prompt="You are the desk.",
+            tools=draw(tool_lists(max_size=2)),
+            handoffs=("front", "back") if third else ("front",),
+            model="scripted",
+        )
+        agents = (desk, AgentProfile(name="back", handoffs=("front",))) if third else (desk,)
+        return {"agent_name": "front", "handoffs": ("desk",), "agents": agents}
+
+    return build()
 
 
 @st.composite

@@ -75,6 +75,8 @@ class AgentTool(Tool[..., str]):
         description: str,
         input_type: type[BaseModel] | None = None,
         timeout_ms: int | None = None,
+        max_depth: int | None = None,
+        agent: object = None,
     ) -> None:
         fn: Callable[..., Any] = _ask
         if input_type is not None:
@@ -89,6 +91,8 @@ class AgentTool(Tool[..., str]):
         self._open_child = open_child
         self._cancel_child = cancel_child
         self._input_type = input_type
+        self.max_depth = max_depth
+        self.agent = agent  # the agent whose sessions its calls run (for the checks made when a session starts)
 
     def __repr__(self) -> str:
         return f"<agent tool {self.name!r}>"
@@ -133,11 +137,19 @@ class AgentTool(Tool[..., str]):
                 "expected it among the tools of an Agent whose model calls it",
                 code="no-session",
             )
+        if self.max_depth is not None and caller.depth >= self.max_depth:
+            return ToolFailure(
+                error=f"agent tool {self.name!r} (tool call {tool_call_id!r}) would start a child session at depth "
+                f"{caller.depth + 1} below session {caller.root_session_id!r}, deeper than its max_depth "
+                f"{self.max_depth}; answer without it",
+                code="max-depth",
+            )
         child_id = child_session_id(caller.session_id, tool_call_id)
         lineage = Lineage(
             parent_session_id=caller.session_id,
             parent_tool_call_id=tool_call_id,
             root_session_id=caller.root_session_id,
+            depth=caller.depth + 1,
         )
         decisions = resumption.input_responses if resumption is not None else ""
         try:

@@ -6,18 +6,21 @@ from __future__ import annotations
 from agent_core import LlmCallFailed, LlmContext, replace_surrogates
 
 from .._clock import TIMED_OUT, run_until
-from .._model import ModelError, ModelReply, TextSink
+from .._model import Model, ModelError, ModelReply, TextSink
 from ._context import EffectContext
 
 
-async def ask_model(ctx: EffectContext, context: LlmContext, on_text: TextSink) -> ModelReply:
-    """The model's reply to ``context``, or :class:`ModelError` (retryable) when it takes longer than the
-    context allows."""
+async def ask_model(
+    ctx: EffectContext, context: LlmContext, on_text: TextSink, model: Model | None = None
+) -> ModelReply:
+    """The reply of ``model`` (else the session's) to ``context``, or :class:`ModelError` (retryable) when it
+    takes longer than the context allows."""
     timeout = ctx.model_timeout_ms
+    answering = model if model is not None else ctx.model
     if timeout is None:
-        return await ctx.model.complete(context, on_text)
+        return await answering.complete(context, on_text)
     reply = await run_until(  # final: nothing after it waits (under trio the timeout may cancel the effect's scope)
-        ctx.clock, ctx.clock.now_ms() + timeout, lambda: ctx.model.complete(context, on_text), final=True
+        ctx.clock, ctx.clock.now_ms() + timeout, lambda: answering.complete(context, on_text), final=True
     )
     if reply is TIMED_OUT:
         raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)

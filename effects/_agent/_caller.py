@@ -35,7 +35,9 @@ class Caller:
     ``reported`` is what the call had reported when it started (a call resumed after a crash).
     ``budget_pool`` and ``pools``: the calling session's budget pool and where it is kept (``""``/``None``:
     none), which a child without a pool of its own draws from.
-    ``publish`` hands an event to the calling session's subscribers (a child session's, wrapped with its path)."""
+    ``publish`` hands an event to the calling session's subscribers (a child session's, wrapped with its path).
+
+    ``depth`` is the calling session's depth in its tree (0: a top-level session)."""
 
     session_id: str
     root_session_id: str
@@ -46,6 +48,7 @@ class Caller:
     budget_pool: str = ""
     pools: BudgetPools | None = None
     publish: Callable[[MachineEvent], None] = _nowhere
+    depth: int = 0
 
 
 _CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from agent_core import AgentState, Usage
+from agent_core import AgentState, LlmContext, Usage
 
 from .._clock import Clock
 from .._model import Model
@@ -28,6 +28,10 @@ class EffectContext(Protocol):
     @property
     def model(self) -> Model:
         """The session's model."""
+        ...
+
+    def model_call(self, state: AgentState) -> tuple[Model, LlmContext]:
+        """The model that answers in ``state`` (the active agent's, with handoffs) and the context it is sent."""
         ...
 
     @property
@@ -85,6 +89,7 @@ class EffectContext(Protocol):
         """A new id for a reservation in a budget pool."""
         ...
 
-    def price(self, usage: Usage) -> int | None:
-        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
+    def price(self, usage: Usage, model: Model | None = None) -> int | None:
+        """What a model call with ``usage`` cost (answered by ``model``, else the session's), in nano-units, by the
+        session's pricing; ``None`` unpriced."""
         ...

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from agent_core import AgentState, ToolCallCompleted, ToolFailure
+from agent_core import AgentState, ToolCallCompleted, ToolFailure, active_tools
 
 from .._clock import Clock
 from .._store import (
@@ -36,7 +36,7 @@ def interrupted_calls(state: AgentState) -> list[str]:
     turn = state.turn
     if turn is None:
         return []
-    calls, tools = state.tool_calls, state.tools
+    calls, tools = state.tool_calls, active_tools(state)  # the active agent's, after a handoff
     interrupted = []
     for call_id in turn.open_call_ids:
         record = calls[call_id]

@@ -15,6 +15,7 @@ from .._model import Model
 from .._store import DEFAULT_SNAPSHOT_EVERY, Durability, EventStore
 from .._tools import Tool
 from ._durable import durable_journal
+from ._handoffs import ContextFilter
 from ._ids import IdSource
 from ._output import OutputType
 from ._session import Agent
@@ -36,6 +37,9 @@ async def open_session(
     max_backlog: int | None = DEFAULT_MAX_BACKLOG,
     secrets: Iterable[str] = (),
     output_type: OutputType | None = None,
+    name: str = "",
+    handoffs: Iterable[Agent | str] = (),
+    handoff_context: ContextFilter | None = None,
 ) -> AsyncIterator[Session]:
     """Run a durable agent session stored under ``session_id``: a new one, or the stored one resumed.
 
@@ -66,7 +70,9 @@ async def open_session(
     :class:`Agent`). ``secrets`` are redacted from every input (see :class:`Agent`);
     they are not stored, so pass them each time. ``output_type`` asks for a structured answer (see
     :class:`Agent`); a stored session keeps the schema its log started with, and its answers are validated by
-    ``output_type`` when that gives the same schema, else against the logged schema.
+    ``output_type`` when that gives the same schema, else against the logged schema. ``name``, ``handoffs``
+    and ``handoff_context`` are :class:`Agent`'s: a stored session goes on with the agent its log last handed
+    the conversation to, so pass the same agents each time.
     """
     clock = clock if clock is not None else SystemClock()
     durable = durable_journal(store, session_id, clock, snapshot_every=snapshot_every, durability=durability)
@@ -83,6 +89,9 @@ async def open_session(
             max_backlog=max_backlog,
             secrets=secrets,
             output_type=output_type,
+            name=name,
+            handoffs=handoffs,
+            handoff_context=handoff_context,
         )
         async with agent.running() as session:
             yield session

@@ -8,7 +8,7 @@ sleeps on the clock; each dispatches its outcome back as inputs.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import assert_never
 
 from agent_core import (
@@ -17,10 +17,13 @@ from agent_core import (
     CallLlm,
     CallTool,
     Effect,
+    LlmContext,
     ToolCallStarted,
     Usage,
     WaitUntil,
+    active_agent,
     effects_at,
+    llm_context,
 )
 
 from .._clock import Clock
@@ -30,6 +33,7 @@ from .._money import BudgetPools, Pricing, model_name, priced
 from .._store import EventStore
 from .._tools import SessionSlots, Slots, Toolbox
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
+from ._handoffs import Speaker
 from ._ids import IdSource
 from ._output import JsonSchemaOutput, OutputValidator
 from ._redact import RedactingDispatch, Redactor
@@ -47,7 +51,8 @@ class AgentRuntime:
     log is kept (under ``stored_id``), and so where the child sessions its tool calls start are kept; ``current``
     gives the session's current state (the machine's), for :meth:`call_open`, and ``wanted``
     whether the tool call running this session (a child) is still open. Every input and streamed
-    text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first.
+    text an effect dispatches has the ``secrets`` replaced by ``[redacted]`` first. ``speakers`` are the
+    session's agents by name when it has handoffs: the active agent's model answers (else ``model``).
     """
 
     def __init__(
@@ -66,7 +71,9 @@ class AgentRuntime:
         stored_id: str | None = None,
         current: Callable[[], AgentState] | None = None,
         wanted: Callable[[], bool] | None = None,
+        speakers: Mapping[str, Speaker] | None = None,
     ) -> None:
+        self._speakers = speakers
         self._wanted = wanted
         self._current = current
         self._store = store
@@ -89,6 +96,17 @@ class AgentRuntime:
     def model(self) -> Model:
         """The session's model."""
         return self._model
+
+    def model_call(self, state: AgentState) -> tuple[Model, LlmContext]:
+        """The model that answers in ``state`` (the active agent's) and what it is sent (through the agent's
+        ``handoff_context`` when it has one)."""
+        context = llm_context(state)
+        speaker = self._speakers.get(active_agent(state)) if self._speakers is not None else None
+        if speaker is None:
+            return self._model, context
+        if speaker.context_filter is not None:
+            context = speaker.context_filter(context)
+        return speaker.model, context
 
     @property
     def toolbox(self) -> Toolbox:
@@ -159,9 +177,11 @@ class AgentRuntime:
         """A new id for a reservation in a budget pool, from the id source."""
         return self._ids.new_id("reservation")
 
-    def price(self, usage: Usage) -> int | None:
-        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced."""
-        return priced(self._pricing, self._model_name, usage)
+    def price(self, usage: Usage, model: Model | None = None) -> int | None:
+        """What a model call with ``usage`` cost, in nano-units, by the session's pricing; ``None`` unpriced.
+        ``model`` is the model that answered, when not the session's (another agent's, after a handoff)."""
+        name = self._model_name if model is None or model is self._model else model_name(model)
+        return priced(self._pricing, name, usage)
 
     def starts(self, before: AgentState, after: AgentState) -> list[AgentInput]:
         """The ``tool-call-started`` inputs of the calls a batch made runnable: pending in ``after`` with a

@@ -41,10 +41,12 @@ from .._model import Model
 from .._money import BudgetPools, Pricing, default_pricing
 from .._store import EventStore, SessionJournal, child_session_id, session_exists
 from .._tools import Tool, Toolbox
+from ._agent_cycles import unbounded_cycle
 from ._agent_tool import CALLER_CANCELLED, AgentTool
 from ._caller import Caller
 from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
+from ._handoffs import ContextFilter, handoff_setup, missing_agents
 from ._ids import IdSource, RandomIds
 from ._output import OutputType, output_validator
 from ._redact import Redactor
@@ -95,6 +97,16 @@ class Agent:
     needs a pricing: ``running()`` refuses it without one. A config naming a
     ``budget_pool`` needs ``pools`` (:class:`~effects.BudgetPools`), where the
     pool is kept: each model call reserves from it before it starts.
+
+    ``handoffs`` are the agents this one's model may hand the conversation to
+    (other ``Agent`` objects, or the ``name`` of one reached otherwise, e.g. the
+    starting agent): each is offered as a tool ``transfer_to_<name>``, and when
+    the model calls it the named agent's model, instructions
+    (``config.system_prompt``) and tools take over the same session. Agents that
+    take part need a ``name`` (and may have a ``description``, which the transfer
+    tool shows). ``handoff_context`` (optional) makes what this agent's model
+    calls send from the context the state gives: applied where the model is
+    called, never logged. See the Handoffs guide.
     """
 
     def __init__(
@@ -114,7 +126,15 @@ class Agent:
         output_type: OutputType | None = None,
         pricing: Pricing | Literal["genai-prices"] | None = "genai-prices",
         pools: BudgetPools | None = None,
+        name: str = "",
+        description: str = "",
+        handoffs: Iterable[Agent | str] = (),
+        handoff_context: ContextFilter | None = None,
     ) -> None:
+        self.name = name
+        self.description = description
+        self.handoffs: tuple[Agent | str, ...] = tuple(handoffs)
+        self.handoff_context = handoff_context
         self.pools = pools
         self.model = model
         self.pricing = default_pricing() if pricing == "genai-prices" else pricing
@@ -166,10 +186,21 @@ class Agent:
         (:class:`SessionStopped`).
         """
         start = self.initial if self.initial is not None else initial_state()
-        self._refuse_config(start.config if self.initial is not None else self.config)
+        setup = handoff_setup(self)  # refuses agents that cannot work together, naming them
+        cycle = unbounded_cycle(self)
+        if cycle is not None:
+            raise ValueError(cycle)
+        config = setup.config(self.config) if setup is not None else self.config
+        self._refuse_config(start.config if self.initial is not None else config)
+        missing = missing_agents(start.config, setup) if self.initial is not None else []
+        if missing:
+            raise ValueError(
+                f"session {start.session_id!r} hands off between agents {', '.join(map(repr, missing))}, which this "
+                "Agent does not declare; expected the same agents (handoffs=[...]) as when the session started"
+            )
         runtime = AgentRuntime(
             self.model,
-            self.toolbox,
+            setup.toolbox if setup is not None else self.toolbox,
             self.clock,
             self.ids,
             floor=lambda: machine.current().timestamp,
@@ -182,6 +213,7 @@ class Agent:
             stored_id=self.journal.session_id if isinstance(self.journal, SessionJournal) else None,
             current=lambda: machine.current(),
             wanted=self._wanted,
+            speakers=setup.speakers if setup is not None else None,
         )
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
@@ -201,7 +233,7 @@ class Agent:
                 SessionStarted(
                     timestamp=runtime.stamp(),
                     session_id=self.session_id or self.ids.new_id("session"),
-                    config=self.config,
+                    config=config,
                     tools=self.toolbox.definitions(),
                 )
             )
@@ -229,6 +261,7 @@ class Agent:
         max_tool_calls: int | None = None,
         max_tokens: int | None = None,
         max_cost: int | None = None,
+        max_depth: int | None = None,
     ) -> AgentTool:
         """This agent as a tool another agent's model can call: each call runs a *child session* of it.
 
@@ -256,6 +289,11 @@ class Agent:
         this agent's config has (the smaller of the two applies): a child over one fails its turn, and
         the call gets a failure result the calling model reads.
 
+        ``max_depth`` bounds how deep below its root session a call of this tool may start a child (1: only
+        from a top-level session): a call beyond it is a failure result (code ``max-depth``) the calling model
+        reads. Agents that call each other as tools in a cycle need it on one tool of the cycle: a session that
+        reaches such a cycle without one is refused when it starts, naming the tools.
+
         A call of the child that needs approval makes this call wait too: the
         calling session shows it among its :attr:`Session.pending_approvals` (phase
         ``awaiting-approval``), and a decision taken there (``approve`` /
@@ -265,6 +303,8 @@ class Agent:
         """
         limits = {"max_model_calls": max_model_calls, "max_tool_calls": max_tool_calls, "max_tokens": max_tokens}
         config = _limited(self.config, {**limits, "max_cost": max_cost})
+        if max_depth is not None and max_depth < 1:
+            raise ValueError(f"agent tool {name!r}: expected max_depth of 1 or more (or None), got {max_depth}")
         self._refuse_config(config)
         probe = SessionStarted(
             timestamp=0,
@@ -285,6 +325,8 @@ class Agent:
             description=description,
             input_type=input_type,
             timeout_ms=timeout_ms,
+            max_depth=max_depth,
+            agent=self,
         )
 
     def _open_child(
@@ -364,6 +406,10 @@ class Agent:
             output_type=self.output_type,
             pricing=self.pricing,
             pools=pools,
+            name=self.name,
+            description=self.description,
+            handoffs=self.handoffs,
+            handoff_context=self.handoff_context,
         )
         child._wanted = wanted
         return child

@@ -36,6 +36,7 @@ from agent_core import (
     CompleteReAct,
     ContextWindowExpanded,
     ContinueReAct,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmMessageCompleted,
     LlmMessageStarted,
@@ -44,8 +45,10 @@ from agent_core import (
     ReActObserved,
     RejectionReason,
     ToolCallRequest,
-    llm_context,
+    active_agent,
+    handoff_targets,
     replace_surrogates,
+    transfer_tool_name,
 )
 
 from .._arguments import arguments_object
@@ -125,7 +128,8 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
     called_at = ctx.stamp(state.timestamp)
     stream = _Stream(ctx, state, dispatch)
     try:
-        reply = await ask_model(ctx, llm_context(state), stream.on_text)
+        model, context = ctx.model_call(state)
+        reply = await ask_model(ctx, context, stream.on_text, model)
     except Exception as error:
         if stream.broken is not None:
             # Not the model's failure: a subscriber of the streamed text raised (an adapter may have wrapped it).
@@ -135,13 +139,17 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
         dispatch(failed_input(ctx, error))
         return
     reply = writable_reply(reply)
-    cost = ctx.price(reply.usage)
+    cost = ctx.price(reply.usage, model)
     if hold is not None:  # the pool counts what was spent before the log does: a crash between overcounts
         await hold.settle(cost)
     stream.complete(reply.text)
     internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
     if internal:
         dispatch(_internal_input(ctx, internal[0], state))
+        return
+    handoff = _handoff(ctx, reply, state)
+    if handoff is not None:
+        dispatch(handoff)
         return
     observation = _observation(reply, state.tool_calls)
     output = ""
@@ -249,6 +257,30 @@ def _internal_input(ctx: EffectContext, first: ModelToolCall, state: AgentState)
         return ContextWindowExpanded(timestamp=ctx.stamp())
     known = tuple(i for i in _requested_ids(first.arguments) if i in state.tool_calls)
     return HistoryToolCallsAdded(timestamp=ctx.stamp(), tool_call_ids=known)
+
+
+MAX_HANDOFF_REASON_CHARS = 2_000
+"""The most characters of a handoff's ``reason`` the log keeps (the model's argument is cut there)."""
+
+
+def _handoff(ctx: EffectContext, reply: ModelReply, state: AgentState) -> HandedOff | None:
+    """The ``handed-off`` input for the reply's first call of a transfer tool the active agent offers (it ends the
+    model call, as an internal tool does; other calls in the reply are not run), or ``None``."""
+    if not (state.config.handoffs or state.config.agents):
+        return None
+    targets = {transfer_tool_name(name): name for name in handoff_targets(state)}
+    call = next((c for c in reply.tool_calls if c.name in targets), None)
+    if call is None:
+        return None
+    parsed = arguments_object(call.arguments)
+    reason = parsed.get("reason") if isinstance(parsed, dict) else None
+    return HandedOff(
+        timestamp=ctx.stamp(),
+        from_agent=active_agent(state),
+        to_agent=targets[call.name],
+        reason=reason[:MAX_HANDOFF_REASON_CHARS] if isinstance(reason, str) else "",
+        tool_call_id=call.id,
+    )
 
 
 def _requested_ids(arguments: str) -> list[str]:

@@ -69,6 +69,7 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
         budget_pool=state.config.budget_pool,
         pools=ctx.budget_pools,
         publish=dispatch.emit,
+        depth=lineage.depth if lineage else 0,
     )
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
         with (

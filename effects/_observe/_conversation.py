@@ -11,6 +11,7 @@ from agent_core import (
     AgentInput,
     AgentState,
     ContinueReAct,
+    HandedOff,
     LlmCallFailed,
     LlmMessageCompleted,
     ReActCancelled,
@@ -27,7 +28,9 @@ from .._arguments import arguments_object
 from .._store import EventStore, StoredInput
 from ._replayed import fold_steps
 
-EntryKind = Literal["session", "user", "assistant", "tool-call", "tool-result", "decision", "error", "outcome"]
+EntryKind = Literal[
+    "session", "user", "assistant", "tool-call", "tool-result", "decision", "error", "outcome", "handoff"
+]
 
 
 class ConversationEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -69,6 +72,11 @@ def entries_of(seq: int, inp: AgentInput, before: AgentState, after: AgentState)
                 f"\nchild of session {lineage.parent_session_id} (tool call {lineage.parent_tool_call_id}), "
                 f"root {lineage.root_session_id}"
             )
+        if inp.config.agent_name:
+            agents = ", ".join(p.name for p in inp.config.agents)
+            text += (
+                f"\nagent: {inp.config.agent_name} (hands off to {', '.join(inp.config.handoffs)}; agents: {agents})"
+            )
         out.append(entry("session", f"session {inp.session_id}", text))
     elif isinstance(inp, UserMessageReceived):
         out.append(entry("user", "user", inp.content))
@@ -94,6 +102,8 @@ def entries_of(seq: int, inp: AgentInput, before: AgentState, after: AgentState)
         out.append(entry("error", f"model call failed ({retry})", inp.error, ok=False))
     elif isinstance(inp, ReActCancelled):
         out.append(entry("decision", "turn cancelled", inp.reason, ok=False))
+    elif isinstance(inp, HandedOff):
+        out.append(entry("handoff", f"handed off: {inp.from_agent} -> {inp.to_agent}", inp.reason))
     outcome = after.last_outcome
     if outcome is not None and outcome is not before.last_outcome:
         reason = f" ({outcome.reason})" if outcome.reason else ""

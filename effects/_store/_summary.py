@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent_core import (
     AgentInput,
     ContinueReAct,
+    HandedOff,
     HistoryToolCallsAdded,
     LlmCallFailed,
     LlmMessageCompleted,
@@ -54,5 +55,7 @@ def summarize(inp: AgentInput) -> str:
         return f"action {inp.action}"
     if isinstance(inp, HistoryToolCallsAdded):
         return ", ".join(inp.tool_call_ids)
+    if isinstance(inp, HandedOff):
+        return f"{inp.from_agent} -> {inp.to_agent}" + (f": {clip(inp.reason)}" if inp.reason else "")
     call_id = getattr(inp, "tool_call_id", None) or getattr(inp, "message_id", None)
     return str(call_id) if call_id else ""

@@ -33,6 +33,7 @@ _MODEL_ANSWERS = frozenset(
         "history-tool-calls-added",
         "context-compacted",
         "answer-rejected",
+        "handed-off",
     }
 )
 

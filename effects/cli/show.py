@@ -23,7 +23,15 @@ its agent tools started (ids `SESSION:<tool call>`), their children, and so on,
 each with its inputs, phase and last turn's outcome (at most --limit of them).
 """
 
-_MARKS = {"user": ">", "assistant": "<", "tool-call": "→", "tool-result": "←", "decision": "!", "outcome": "="}
+_MARKS = {
+    "user": ">",
+    "assistant": "<",
+    "tool-call": "→",
+    "tool-result": "←",
+    "decision": "!",
+    "outcome": "=",
+    "handoff": "⇄",
+}
 
 
 def register(subparsers: Any) -> None:

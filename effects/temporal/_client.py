@@ -60,6 +60,13 @@ async def start_session(
 
 
 def _session_args(session_id: str, config: AgentConfig | None, continue_every: int, heartbeat_ms: int) -> SessionArgs:
+    if config is not None and (config.handoffs or config.agents):
+        # A worker's activities know one model and one agent's tools: a handoff would answer with the wrong ones.
+        raise ValueError(
+            f"session {session_id!r}: handoffs between agents ({config.agent_name!r} and "
+            f"{', '.join(repr(p.name) for p in config.agents)}) do not run under Temporal yet; expected a config "
+            "without handoffs, or the session run by Agent.running() / open_session()"
+        )
     return SessionArgs(
         session_id,
         config=msgjson.encode(config).decode() if config is not None else "",

@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallStarted,
         ToolFailure,
         WaitUntil,
+        active_tools,
         decode_input,
     )
 
@@ -129,7 +130,7 @@ class WorkflowEffects:
             await workflow.wait_condition(lambda: started.done)
             if started.rejection is not None or not started.seq:
                 return  # refused: the call is no longer pending, so it must not run
-        tool = state.tools.get(eff.name)
+        tool = active_tools(state).get(eff.name)
         idempotent = tool is not None and tool.idempotent
         failed = _tool_failed(eff.tool_call_id, idempotent)
         # Handed the call itself: the activity reads nothing from the store before the tool runs, so its failure

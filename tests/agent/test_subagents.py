@@ -10,7 +10,17 @@ import pytest
 from pydantic import BaseModel
 
 from agent_core import AgentConfig, Lineage, LlmContext, ToolFailure, ToolSuccess
-from effects import Agent, ModelReply, SqliteStore, conversation, load_state, open_session, replay_session, tool
+from effects import (
+    Agent,
+    ModelReply,
+    SqliteStore,
+    Toolbox,
+    conversation,
+    load_state,
+    open_session,
+    replay_session,
+    tool,
+)
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, say
 
 from ._team import TOPICS, planner, question, researcher, results
@@ -80,7 +90,7 @@ async def test_a_grandchild_names_the_root_of_its_tree(tmp_path: Path) -> None:
             state = await session.turn_done()
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
     grandchild = load_state(store, "top:ask-cats:deep-1")
-    expected = Lineage(parent_session_id="top:ask-cats", parent_tool_call_id="deep-1", root_session_id="top")
+    expected = Lineage(parent_session_id="top:ask-cats", parent_tool_call_id="deep-1", root_session_id="top", depth=2)
     assert grandchild.config.lineage == expected
     assert grandchild.messages[1].content == "cats: cats facts"
 
@@ -249,3 +259,50 @@ async def test_a_session_that_stops_leaves_its_children_open_to_resume(tmp_path:
         with anyio.fail_after(10):
             await entered.wait()
     assert load_state(store, "plan:ask-cats").turn is not None  # the block ended; the child's turn waits to resume
+
+
+def recursive(context: LlmContext) -> ModelReply:
+    """Asks itself once, then answers with what came back (an answer, or the failure it read)."""
+    found = results(context)
+    if not found:
+        return call_tools(("ask_self", {"task": "deeper"}, "c1"))
+    return say(f"[{'failed: ' if found[0].is_error else ''}{found[0].content}]")
+
+
+async def test_agents_calling_each_other_without_a_depth_limit_are_refused_naming_the_tools() -> None:
+    alone = Agent(ScriptedModel(recursive))
+    alone.toolbox = Toolbox([alone.as_tool("ask_self", "Ask yourself.")])
+    with pytest.raises(ValueError) as refused:
+        async with alone.running():
+            pass
+    assert str(refused.value) == (
+        "agents call each other as tools without a depth limit: agent tool 'ask_self' -> 'ask_self' again; "
+        "expected as_tool(..., max_depth=N) on one of these tools"
+    )
+    first, second = Agent(ScriptedModel(recursive)), Agent(ScriptedModel(recursive))
+    first.toolbox = Toolbox([second.as_tool("ask_second", "Ask the second.")])
+    second.toolbox = Toolbox([first.as_tool("ask_first", "Ask the first.")])
+    with pytest.raises(ValueError, match="agent tool 'ask_second' -> agent tool 'ask_first' -> 'ask_second' again"):
+        async with first.running():
+            pass
+
+
+async def test_a_call_beyond_the_depth_limit_gives_the_calling_model_a_failure(tmp_path: Path) -> None:
+    agent = Agent(ScriptedModel(recursive), clock=ManualClock(), ids=SequentialIds())
+    agent.toolbox = Toolbox([agent.as_tool("ask_self", "Ask yourself.", max_depth=2)])
+    store = SqliteStore(tmp_path / "deep.db")
+    async with open_session(store, "top", agent.model, tools=agent.toolbox, clock=agent.clock) as session:
+        session.send("go")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    refusal = (
+        "agent tool 'ask_self' (tool call 'c1') would start a child session at depth 3 below session 'top', "
+        "deeper than its max_depth 2; answer without it"
+    )
+    assert state.messages[len(state.messages) - 1].content == f"[[[failed: {refusal}]]]"
+    grandchild = load_state(store, "top:c1:c1")
+    assert grandchild.config.lineage == Lineage(
+        parent_session_id="top:c1", parent_tool_call_id="c1", root_session_id="top", depth=2
+    )
+    assert grandchild.tool_calls["c1"].result == ToolFailure(error=refusal, code="max-depth")
+    assert load_state(store, "top:c1").config.lineage.depth == 1  # type: ignore[union-attr]
