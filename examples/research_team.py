@@ -4,9 +4,11 @@ The planner's model calls the agent tool `research` twice in one reply (the two
 researchers run in parallel), then `write` with what they found. Each child has
 its own log in the planner's store, under `<planner>:<tool call>`, whose
 `session-started` names its parent; a crash resumes each from its log, and
-forking the planner forks them as they stood. Swap ScriptedModel for a real
+forking the planner forks them as they stood. The writer's `publish` needs a
+person's approval, asked for and given through the planner's session. Swap ScriptedModel for a real
 adapter (effects.providers) to run the team on a provider.
-Output includes: plan:write-1 <- plan (tool call write-1), root plan
+It also prints each session's parent, e.g. `plan:write-1 <- plan (tool call write-1), root plan`.
+Output includes: approving plan:write-1/call-1 (plan -> plan:write-1)
 """
 
 import asyncio
@@ -34,8 +36,8 @@ def lookup(topic: str) -> str:
     return FACTS.get(topic, "nothing found")
 
 
-# The writer publishes without a person's approval: a child's approval does not reach the planner's session yet.
-@tool(requires_approval=False)
+# A person approves what the writer publishes: the writer's call waits in the planner's session, decided there.
+@tool(requires_approval=True)
 def publish(text: str) -> str:
     """Publish a report."""
     return f"published: {text}"
@@ -69,6 +71,10 @@ async def main() -> None:
         store = SqliteStore(Path(folder) / "team.db")
         async with open_session(store, "plan", ScriptedModel(planner), tools=[research, write]) as session:
             session.send("What do cats and dogs do?")
+            state = await session.turn_done()  # the writer's publish waits for a person: so does the planner
+            for waiting in session.pending_approvals:
+                print("approving", waiting.address, "(" + " -> ".join(waiting.path) + ")")
+                session.approve(waiting.address)
             state = await session.turn_done()
         print(state.messages[len(state.messages) - 1].content)
         for info in store.sessions():  # the planner and its three children, each with its own log
