@@ -3,11 +3,17 @@
 The terminal stays in the main thread, so ``input()`` and Ctrl-C behave as
 people expect there (Ctrl-C raises ``KeyboardInterrupt`` in the main thread,
 never inside the agent's loop); the session's methods run on its loop.
+
+The loop's thread blocks SIGINT, and so do the threads it starts (they inherit
+its mask): the kernel hands a Ctrl-C to a thread that does not block it, and
+one taken by another thread would not wake the main thread from its wait for
+the turn, so the turn would run on uncancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
@@ -25,7 +31,7 @@ class BackgroundSession:
     def __init__(self, open_session: Callable[[], AbstractAsyncContextManager[Session]]) -> None:
         self._open = open_session
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="agent-core-chat", daemon=True)
+        self._thread = threading.Thread(target=self._run_loop, name="agent-core-chat", daemon=True)
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._held: Future[None] | None = None
@@ -41,6 +47,11 @@ class BackgroundSession:
             self._held.result()  # raises the failure
             raise RuntimeError("the chat session ended before it started")
         return self.session
+
+    def _run_loop(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; elsewhere Ctrl-C reaches the main thread anyway
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self._loop.run_forever()
 
     async def _hold(self) -> None:
         self._stop = asyncio.Event()

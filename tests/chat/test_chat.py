@@ -61,6 +61,16 @@ def chat(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpe
     return child
 
 
+def threads_taking_sigint(pid: int) -> list[int]:
+    """The threads of ``pid`` that do not block SIGINT (the kernel gives a Ctrl-C to one of them)."""
+    taking = []
+    for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda p: int(p.name)):
+        status = dict(line.split(":\t", 1) for line in (task / "status").read_text().splitlines() if ":\t" in line)
+        if not int(status["SigBlk"], 16) & (1 << (2 - 1)):  # bit SIGINT - 1
+            taking.append(int(task.name))
+    return taking
+
+
 def ended(child: pexpect.spawn) -> int:
     child.expect(pexpect.EOF)
     child.close()
@@ -96,6 +106,7 @@ def test_stream_approve_a_tool_interrupt_a_turn_and_resume(tmp_path: Path, serve
     child.sendline("Count to a million")
     child.expect_exact("agent> Counting: 1, 2, ")
     assert server.held.wait(10)
+    assert threads_taking_sigint(child.pid) == [child.pid], "only the main thread may take Ctrl-C"
     child.sendintr()
     child.expect_exact("[turn cancelled]")
     child.expect("you> ")
