@@ -26,6 +26,9 @@ Authenticate = Callable[[Any], "bool | Awaitable[bool]"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
+MAX_BODY_BYTES = 4_000_000
+"""The largest request body an endpoint accepts (a run request: a conversation of messages)."""
+
 
 class Unauthorized(Exception):
     """Raised by an authentication hook to refuse a request with its own message (status 401)."""

@@ -30,15 +30,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .._security import Authenticate, authenticated, cross_site
+from .._security import MAX_BODY_BYTES, Authenticate, authenticated, cross_site
 from .._sessions import Refused, Sessions
 from ._positions import Position, parse_position
 from ._replay import runs_started_at
 from ._requests import requested_inputs
 from ._stream import META, AgUiStream
-
-MAX_BODY_BYTES = 4_000_000
-"""The largest run request accepted (a conversation of messages)."""
 
 _RUN_ID = re.compile(r"run-(\d{1,18})(?:-(\d{1,3}))?")
 
