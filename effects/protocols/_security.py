@@ -29,6 +29,33 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 MAX_BODY_BYTES = 4_000_000
 """The largest request body an endpoint accepts (a run request: a conversation of messages)."""
 
+TOO_LARGE = f"the request body exceeds {MAX_BODY_BYTES:,} bytes; expected a smaller request"
+
+
+def declared_too_large(headers: Any) -> bool:
+    """Whether the request's ``Content-Length`` already says its body is over :data:`MAX_BODY_BYTES`."""
+    length = headers.get("content-length", "")
+    return length.isdigit() and int(length) > MAX_BODY_BYTES
+
+
+def bounded(receive: Any) -> Any:
+    """``receive`` that raises Starlette's ``HTTPException(413)`` once the body passes :data:`MAX_BODY_BYTES`
+    (a body sent in chunks, with no length declared, is counted as it arrives)."""
+    from starlette.exceptions import HTTPException
+
+    seen = 0
+
+    async def limited() -> Any:
+        nonlocal seen
+        message = await receive()
+        if message["type"] == "http.request":
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY_BYTES:
+                raise HTTPException(413, TOO_LARGE)
+        return message
+
+    return limited
+
 
 class Unauthorized(Exception):
     """Raised by an authentication hook to refuse a request with its own message (status 401)."""

@@ -3,6 +3,7 @@ nothing written), the loopback and cross-origin rules and the authentication hoo
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -97,6 +98,25 @@ async def test_a_refused_request_gets_the_json_rpc_error_and_writes_nothing(
         assert message in refused["error"]["message"], refused
         assert store.session("c1").length == length
         assert [s.session_id for s in store.sessions()] == ["c1"]
+
+
+async def test_a_body_over_the_bound_is_refused_whether_its_length_is_declared_or_not() -> None:
+    store = MemoryStore()
+    huge = send("x" * 4_100_000, "m1", contextId="c1")
+    async with served(store) as http:
+        declared = await http.post("/", json=huge, headers=V1)
+        assert declared.status_code == 413
+        assert declared.json()["error"]["message"].startswith("the request body exceeds 4,000,000 bytes")
+
+        async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: counted as it arrives
+            body = json.dumps(huge).encode()
+            for start in range(0, len(body), 65_536):
+                yield body[start : start + 65_536]
+
+        streamed = await http.post("/", content=chunks(), headers={**V1, "content-type": "application/json"})
+        assert streamed.json()["error"]["message"] == "Payload too large", streamed.text
+        assert (await http.post("/", json=send("refund 42", "m2", contextId="c2"), headers=V1)).status_code == 200
+    assert [s.session_id for s in store.sessions()] == ["c2"]
 
 
 async def test_cross_origin_writes_and_requests_without_credentials_are_refused() -> None:

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .._host import SessionHost
-from .._security import Authenticate, authenticated, cross_site
+from .._security import TOO_LARGE, Authenticate, authenticated, bounded, cross_site, declared_too_large
 from ._handler import SessionTasks
 
 INVALID_REQUEST = -32600
@@ -22,7 +22,9 @@ UNAUTHORIZED = -32001
 
 
 class _Guard:
-    """The loopback and cross-origin rules, then the authentication hook; a refusal is a JSON-RPC error."""
+    """The loopback and cross-origin rules, then the authentication hook, then the body's size (the SDK reads
+    the whole body: a larger one is cut off as it arrives and answered "Payload too large"); a refusal is a
+    JSON-RPC error."""
 
     def __init__(self, app: ASGIApp, authenticate: Authenticate | None, allow_remote: bool) -> None:
         self.app, self.authenticate, self.allow_remote = app, authenticate, allow_remote
@@ -35,10 +37,13 @@ class _Guard:
             code, status = INVALID_REQUEST, 403
             if refusal is None:
                 refusal, code, status = await authenticated(self.authenticate, request), UNAUTHORIZED, 401
+            if refusal is None and declared_too_large(request.headers):
+                refusal, code, status = TOO_LARGE, INVALID_REQUEST, 413
             if refusal is not None:
                 error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": refusal}}
                 await JSONResponse(error, status_code=status)(scope, receive, send)
                 return
+            receive = bounded(receive)
         await self.app(scope, receive, send)
 
 
