@@ -22,7 +22,7 @@ forked child is a new session ``<forked parent>:<tool call id>`` (the id its
 forked parent's call names, so resuming the forked parent finds it) whose
 ``session-started`` names its new id and its new lineage (the forked parent,
 the same tool call, the forked tree's root: the fork itself, or, when the
-forked session is itself a child, its tree's root), and whose metadata names the log
+forked session is itself a child, its tree's root; the same depth), and whose metadata names the log
 and record it was cut from. Its later records are the same inputs; their chain
 is its own, since it starts from another first record. The forked root keeps
 its records' bytes, as any fork.
@@ -147,7 +147,9 @@ def _children(store: EventStore, source_id: str, new_id: str, root: str, state: 
         if cut == 0:
             continue
         forked_id = child_session_id(new_id, call_id)
-        lineage = Lineage(parent_session_id=new_id, parent_tool_call_id=call_id, root_session_id=root)
+        # As deep in the new tree as the source was in its own: the forked root stands where its source stood.
+        depth = first.config.lineage.depth
+        lineage = Lineage(parent_session_id=new_id, parent_tool_call_id=call_id, root_session_id=root, depth=depth)
         inputs = [inp for inp, _ in steps[:cut]]
         found.append(_Child(Origin(session_id=child_id, seq=cut), forked_id, lineage, inputs))
         found.extend(_children(store, child_id, forked_id, root, steps[cut - 1][1], until))

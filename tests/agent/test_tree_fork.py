@@ -80,8 +80,11 @@ def assert_forked_as_it_stood(store: EventStore, at: int, new: str, source_root:
         parent_id, _, call = forked.rpartition(":")
         state = replay_session(store, forked).state  # verifies alone
         assert state.session_id == forked
+        source_lineage = load_state(store, source).config.lineage
+        assert source_lineage is not None
+        depth = source_lineage.depth  # as deep below the forked root as its source below the original
         assert state.config.lineage == Lineage(
-            parent_session_id=parent_id, parent_tool_call_id=call, root_session_id=new
+            parent_session_id=parent_id, parent_tool_call_id=call, root_session_id=new, depth=depth
         )
         assert state.step == info.parent.seq == info.length
         whole = load_state(store, source)
@@ -188,6 +191,8 @@ async def test_a_forked_child_takes_its_own_children_along_in_the_same_tree(tmp_
     fork_session(store, "top:ask-cats", store.session("top:ask-cats").length, new_id="cats-again")
     for aspect in ("food", "sound"):
         state = replay_session(store, f"cats-again:find-{aspect}").state
-        lineage = Lineage(parent_session_id="cats-again", parent_tool_call_id=f"find-{aspect}", root_session_id="top")
+        lineage = Lineage(
+            parent_session_id="cats-again", parent_tool_call_id=f"find-{aspect}", root_session_id="top", depth=2
+        )
         assert state.config.lineage == lineage  # under the forked child, in the tree it was part of
     assert load_state(store, "cats-again").config.lineage == load_state(store, "top:ask-cats").config.lineage
