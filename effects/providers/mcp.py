@@ -98,7 +98,7 @@ class McpServer:
         try:
             async with AsyncExitStack() as stack:
                 client = self._mcp.Client(
-                    self._transport(),
+                    await self._transport(stack),
                     elicitation_callback=self._wire.refuse_mid_call,
                     extensions=[self._wire.Tasks()] if self._tasks else None,
                 )
@@ -114,9 +114,14 @@ class McpServer:
         if stack is not None:
             await stack.aclose()
 
-    def _transport(self) -> Any:
+    async def _transport(self, stack: AsyncExitStack) -> Any:
         if self._url is not None:
-            return self._url
+            from mcp.client.streamable_http import streamable_http_client
+
+            from ._mcp_http import bounded_client
+
+            http = await stack.enter_async_context(bounded_client())
+            return streamable_http_client(self._url, http_client=http)
         program, *args = self._command
         params = self._mcp.StdioServerParameters(command=program, args=args, env=self._env, cwd=self._cwd)
         return self._mcp.stdio_client(params, errlog=self._errlog or sys.stderr)

@@ -120,6 +120,23 @@ async def test_a_streamable_http_server_works_the_same() -> None:
     assert result == ToolFailure(error=f"tool 'protocol_error' failed on MCP server {url!r}: the backend is down")
 
 
+@pytest.mark.slow  # starts an MCP server process
+async def test_a_json_response_past_the_bound_is_cut_off_and_the_call_fails_saying_so() -> None:
+    with subprocess.Popen([*FAILING_SERVER, "--http", "--json"], stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None
+            url = process.stdout.readline().strip()
+            async with McpServer(url=url) as server:
+                flooded = await server.call("flood", "{}")
+                after = await server.call("protocol_error", "{}")
+        finally:
+            process.terminate()
+    assert isinstance(flooded, ToolFailure)
+    assert flooded.error.startswith(f"tool 'flood' failed on MCP server {url!r}: "), flooded.error
+    assert flooded.error.endswith(f"the response from {url} passed 16,000,000 bytes; expected a smaller one")
+    assert after == ToolFailure(error=f"tool 'protocol_error' failed on MCP server {url!r}: the backend is down")
+
+
 ODD_SERVER = [sys.executable, str(Path(__file__).with_name("mcp_odd_server.py"))]
 
 
