@@ -409,7 +409,7 @@ def test_only_registered_and_approved_tools_ever_run(inputs: list[ac.AgentInput]
         for effect in ac.effects_at(after).values():
             if not isinstance(effect, ac.CallTool):
                 continue
-            tool = after.tools.get(effect.name)
+            tool = ac.active_tools(after).get(effect.name)  # the tools of the agent the session was handed to
             assert tool is not None, f"unregistered tool {effect.name!r} would run"
             assert not tool.requires_approval or effect.tool_call_id in approved, "ran before anyone approved it"
 
