@@ -4,7 +4,7 @@ cost budgets read (``_turns.settle``). Shared by every input that ends a model c
 from __future__ import annotations
 
 from .._encodable import MAX_COUNT
-from .._inputs import AnswerRejected, ContextCompacted, LlmCallFailed, ReActObserved
+from .._inputs import AnswerRejected, ContextCompacted, LlmCallFailed, ReActObserved, Usage
 from .._state import AgentState, Turn
 from ._common import reject
 from ._turns import counts_cost
@@ -29,6 +29,41 @@ def check_cost(state: AgentState, inp: ReActObserved | AnswerRejected | ContextC
         )
 
 
+def check_spend(state: AgentState, inp: ReActObserved | AnswerRejected) -> None:
+    """A finished call's usage (counts of 0 or more, within range, each breakdown within its total) and cost."""
+    usage = inp.usage
+    if usage.input_tokens < 0 or usage.output_tokens < 0:
+        # Accepted, it would lower the session's token counters and the turn's spend.
+        reject(
+            state,
+            inp,
+            "negative-usage",
+            "usage-not-negative",
+            f"expected token counts of 0 or more, got input_tokens={usage.input_tokens}, "
+            f"output_tokens={usage.output_tokens}",
+        )
+    if state.input_tokens + usage.input_tokens > MAX_COUNT or state.output_tokens + usage.output_tokens > MAX_COUNT:
+        # Accepted, the session's counters would pass what a 64-bit reader (and the state's hash) can hold.
+        reject(
+            state,
+            inp,
+            "usage-overflow",
+            "token-counts-in-range",
+            f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
+            f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
+        )
+    check_cost(state, inp)
+    if (usage.cache_read_tokens or usage.cache_write_tokens or usage.reasoning_tokens) and not _parts_fit(usage):
+        reject(
+            state,
+            inp,
+            "usage-parts",
+            "usage-parts-within-totals",
+            "expected cache_read_tokens and cache_write_tokens (0 or more) to add up to at most input_tokens and "
+            f"reasoning_tokens (0 or more) to be at most output_tokens, got {usage}",
+        )
+
+
 def turn_spend(state: AgentState, turn: Turn, cost: int | None) -> tuple[int, bool]:
     """The turn's cost with the call's ``cost`` added, and whether a call of the turn could not be priced while
     the session counts money (a cost budget or a pool is set)."""
@@ -38,3 +73,11 @@ def turn_spend(state: AgentState, turn: Turn, cost: int | None) -> tuple[int, bo
 def session_spend(state: AgentState, cost: int | None) -> int:
     """The session's cost with the call's ``cost`` added."""
     return state.cost + (cost or 0)
+
+
+def _parts_fit(usage: Usage) -> bool:
+    """Whether the breakdowns are counts within their totals (each is a part of its total)."""
+    read, written, reasoning = usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
+    return (
+        min(read, written, reasoning) >= 0 and read + written <= usage.input_tokens and reasoning <= usage.output_tokens
+    )

@@ -6,15 +6,14 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from .._encodable import MAX_COUNT
-from .._inputs import AnswerRejected, CompleteReAct, ReActObserved, ToolCallRequest, Usage
+from .._inputs import AnswerRejected, CompleteReAct, ReActObserved, ToolCallRequest
 from .._output import output_value_problem
 from .._rules import Judgement
 from .._state import AgentState, Message, Turn
 from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
 from ._items import check_items
 from ._records import record_requests, records
-from ._spend import check_cost, session_spend, turn_spend
+from ._spend import check_spend, session_spend, turn_spend
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
 from ._workflow import Tripped, judge_batch
@@ -179,37 +178,7 @@ def _validate(state: AgentState, inp: ReActObserved | AnswerRejected, turn: Turn
             f"called_llm_at ({inp.called_llm_at}) is later than the input's timestamp ({inp.timestamp}); "
             "expected the time the model call started",
         )
-    usage = inp.usage
-    if usage.input_tokens < 0 or usage.output_tokens < 0:
-        # Accepted, it would lower the session's token counters and the turn's spend.
-        reject(
-            state,
-            inp,
-            "negative-usage",
-            "usage-not-negative",
-            f"expected token counts of 0 or more, got input_tokens={usage.input_tokens}, "
-            f"output_tokens={usage.output_tokens}",
-        )
-    if state.input_tokens + usage.input_tokens > MAX_COUNT or state.output_tokens + usage.output_tokens > MAX_COUNT:
-        # Accepted, the session's counters would pass what a 64-bit reader (and the state's hash) can hold.
-        reject(
-            state,
-            inp,
-            "usage-overflow",
-            "token-counts-in-range",
-            f"input_tokens={usage.input_tokens}, output_tokens={usage.output_tokens} would take the session's "
-            f"token counts past {MAX_COUNT}; expected the tokens one model call consumed",
-        )
-    check_cost(state, inp)
-    if (usage.cache_read_tokens or usage.cache_write_tokens or usage.reasoning_tokens) and not _parts_fit(usage):
-        reject(
-            state,
-            inp,
-            "usage-parts",
-            "usage-parts-within-totals",
-            "expected cache_read_tokens and cache_write_tokens (0 or more) to add up to at most input_tokens and "
-            f"reasoning_tokens (0 or more) to be at most output_tokens, got {usage}",
-        )
+    check_spend(state, inp)
     if not isinstance(inp, ReActObserved):
         return
     _validate_output(state, inp)
@@ -261,11 +230,3 @@ def _validate_output(state: AgentState, inp: ReActObserved) -> None:
             "output-validated",
             f"{problem}; refuse an answer that does not validate with answer-rejected instead",
         )
-
-
-def _parts_fit(usage: Usage) -> bool:
-    """Whether the breakdowns are counts within their totals (each is a part of its total)."""
-    read, written, reasoning = usage.cache_read_tokens, usage.cache_write_tokens, usage.reasoning_tokens
-    return (
-        min(read, written, reasoning) >= 0 and read + written <= usage.input_tokens and reasoning <= usage.output_tokens
-    )
