@@ -278,13 +278,23 @@ class ToolCallDenied(_Input, frozen=True, kw_only=True, tag="tool-call-denied"):
 
 
 class ContextWindowExpanded(_Input, frozen=True, kw_only=True, tag="context-window-expanded"):
-    """Internal tool: the model asked to see more past messages."""
+    """Internal tool: the model asked to see more past messages.
+
+    ``usage`` and ``cost`` are those of the model call that asked (as in
+    ``re-act-observed``): the turn's and the session's budgets count them.
+    """
+
+    usage: Usage = Usage()
+    cost: int | None = None
 
 
 class HistoryToolCallsAdded(_Input, frozen=True, kw_only=True, tag="history-tool-calls-added"):
-    """Internal tool: the model asked to see past tool calls (repeated ids are deduplicated)."""
+    """Internal tool: the model asked to see past tool calls (repeated ids are deduplicated); ``usage`` and
+    ``cost`` are those of the model call that asked."""
 
     tool_call_ids: tuple[str, ...]
+    usage: Usage = Usage()
+    cost: int | None = None
 
 
 class TimerFired(_Input, frozen=True, kw_only=True, tag="timer-fired"):
@@ -409,13 +419,15 @@ class HandedOff(_Input, frozen=True, kw_only=True, tag="handed-off"):
     The model of ``from_agent`` called the transfer tool (``tool_call_id`` is the
     provider's id of that call, ``reason`` its argument): its model call ends here,
     and the next one is ``to_agent``'s, with its instructions and tools, over the
-    same conversation.
+    same conversation. ``usage`` and ``cost`` are those of that model call.
     """
 
     from_agent: str
     to_agent: str
     reason: str = ""
     tool_call_id: str = ""
+    usage: Usage = Usage()
+    cost: int | None = None
 
 
 AgentInput = Union[

@@ -3,14 +3,30 @@ cost budgets read (``_turns.settle``). Shared by every input that ends a model c
 
 from __future__ import annotations
 
+from msgspec.structs import replace
+
 from .._encodable import MAX_COUNT
-from .._inputs import AnswerRejected, ContextCompacted, LlmCallFailed, ReActObserved, Usage
+from .._inputs import (
+    AnswerRejected,
+    ContextCompacted,
+    ContextWindowExpanded,
+    HandedOff,
+    HistoryToolCallsAdded,
+    LlmCallFailed,
+    ReActObserved,
+    Usage,
+)
 from .._state import AgentState, Turn
 from ._common import reject
 from ._turns import counts_cost
 
+AnsweredInside = HandedOff | ContextWindowExpanded | HistoryToolCallsAdded
+"""The inputs that end a model call whose answer is taken inside the session: a handoff, an internal tool."""
 
-def check_cost(state: AgentState, inp: ReActObserved | AnswerRejected | ContextCompacted | LlmCallFailed) -> None:
+
+def check_cost(
+    state: AgentState, inp: ReActObserved | AnswerRejected | ContextCompacted | LlmCallFailed | AnsweredInside
+) -> None:
     """A call's cost, when priced, is 0 or more and keeps the session's cost in range."""
     cost = inp.cost
     if cost is None:
@@ -29,7 +45,7 @@ def check_cost(state: AgentState, inp: ReActObserved | AnswerRejected | ContextC
         )
 
 
-def check_spend(state: AgentState, inp: ReActObserved | AnswerRejected) -> None:
+def check_spend(state: AgentState, inp: ReActObserved | AnswerRejected | AnsweredInside) -> None:
     """A finished call's usage (counts of 0 or more, within range, each breakdown within its total) and cost."""
     usage = inp.usage
     if usage.input_tokens < 0 or usage.output_tokens < 0:
@@ -73,6 +89,36 @@ def turn_spend(state: AgentState, turn: Turn, cost: int | None) -> tuple[int, bo
 def session_spend(state: AgentState, cost: int | None) -> int:
     """The session's cost with the call's ``cost`` added."""
     return state.cost + (cost or 0)
+
+
+def counted_inside(state: AgentState, turn: Turn, inp: AnsweredInside) -> tuple[AgentState, Turn]:
+    """The state and the turn with a model call answered inside the session counted (once its usage and cost
+    are checked): one model call, its tokens and its cost, attempts reset, a new context revision.
+
+    A call that reported neither tokens nor a cost (as every such input logged before they carried them) leaves
+    the turn's ``unpriced`` as it was: it cost nothing that could be priced.
+    """
+    check_spend(state, inp)
+    usage = inp.usage
+    cost, unpriced = turn_spend(state, turn, inp.cost)
+    if inp.cost is None and not (usage.input_tokens or usage.output_tokens):
+        unpriced = turn.unpriced
+    turn = replace(
+        turn,
+        model_calls=turn.model_calls + 1,
+        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
+        attempt=0,
+        context_rev=turn.context_rev + 1,
+        cost=cost,
+        unpriced=unpriced,
+    )
+    state = replace(
+        state,
+        input_tokens=state.input_tokens + usage.input_tokens,
+        output_tokens=state.output_tokens + usage.output_tokens,
+        cost=session_spend(state, inp.cost),
+    )
+    return state, turn
 
 
 def _parts_fit(usage: Usage) -> bool:

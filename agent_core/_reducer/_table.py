@@ -117,7 +117,8 @@ _IN_A_TURN = (Phase.THINKING, Phase.ACTING, Phase.AWAITING_APPROVAL, Phase.RETRY
 _ANY_TIME = (Phase.IDLE, *_IN_A_TURN)
 _THINKING = (Phase.THINKING,)
 _DECIDING = (Phase.ACTING, Phase.AWAITING_APPROVAL)
-_OBSERVED = (*_ENDS_TURN, "tool_call_log", "called_llm_at", "input_tokens", "output_tokens", "cost")
+_SPENDS = ("input_tokens", "output_tokens", "cost")  # a model call's tokens and cost, counted by the session
+_OBSERVED = (*_ENDS_TURN, "tool_call_log", "called_llm_at", *_SPENDS)
 
 INPUT_KINDS: tuple[InputKind, ...] = (
     _row(
@@ -135,8 +136,8 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallCompleted, on_tool_call_completed, (*_ENDS_TURN, "workflow_state", "audit"), (Phase.ACTING,)),
     _row(ToolCallApproved, on_tool_call_approved, ("tool_calls", "turn"), _DECIDING),
     _row(ToolCallDenied, on_tool_call_denied, _ENDS_TURN, _DECIDING),
-    _row(ContextWindowExpanded, on_context_window_expanded, _ENDS_TURN, _THINKING),
-    _row(HistoryToolCallsAdded, on_history_tool_calls_added, _ENDS_TURN, _THINKING),
+    _row(ContextWindowExpanded, on_context_window_expanded, (*_ENDS_TURN, *_SPENDS), _THINKING),
+    _row(HistoryToolCallsAdded, on_history_tool_calls_added, (*_ENDS_TURN, *_SPENDS), _THINKING),
     _row(TimerFired, on_timer_fired, _ENDS_TURN, _IN_A_TURN),
     _row(ReActCancelled, on_re_act_cancelled, _ENDS_TURN, _IN_A_TURN),
     _row(WorkflowActionTaken, on_workflow_action_taken, ("workflow_state", "audit", "turn"), _ANY_TIME),
@@ -145,9 +146,9 @@ INPUT_KINDS: tuple[InputKind, ...] = (
     _row(ToolCallTaskCreated, on_tool_call_task_created, ("tool_calls",), (Phase.ACTING,)),
     _row(AnswerRejected, on_answer_rejected, _OBSERVED, _THINKING),
     _row(PoolVerdictReceived, on_pool_verdict_received, _ENDS_TURN, _THINKING),
-    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, "input_tokens", "output_tokens", "cost"), _THINKING),
+    _row(ContextCompacted, on_context_compacted, (*_ENDS_TURN, *_SPENDS), _THINKING),
     _row(ChildSpent, on_child_spent, (*_ENDS_TURN, "children_spent"), _DECIDING),
-    _row(HandedOff, on_handed_off, (*_ENDS_TURN, "agent"), _THINKING),
+    _row(HandedOff, on_handed_off, (*_ENDS_TURN, *_SPENDS, "agent"), _THINKING),
 )
 """Every input kind, in the order of the design's table: the single source of the tables below."""
 

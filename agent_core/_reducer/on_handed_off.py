@@ -8,12 +8,14 @@ from .._handoff import active_agent, handoff_targets
 from .._inputs import HandedOff
 from .._state import AgentState
 from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
+from ._spend import counted_inside
 from ._turns import final_answer_used_tools, settle
 
 
 def on_handed_off(state: AgentState, inp: HandedOff) -> AgentState:
     """Make ``to_agent`` the active agent and ask the model again: its model, with its instructions and tools,
-    over the same conversation. The handing model's call counts as a model call, like an internal tool's."""
+    over the same conversation. The handing model's call counts as a model call (its tokens and cost too), like
+    an internal tool's."""
     turn = require_thinking(state, inp)
     require_not_summarizing(state, inp)
     # Otherwise the new call-llm key cancels the streaming call and leaves its message streaming forever.
@@ -37,7 +39,7 @@ def on_handed_off(state: AgentState, inp: HandedOff) -> AgentState:
             "handoff-declared",
             f"agent {current!r} cannot hand off to {inp.to_agent!r}; it hands off to: {offered}",
         )
-    turn = replace(turn, context_rev=turn.context_rev + 1, model_calls=turn.model_calls + 1, attempt=0)
+    state, turn = counted_inside(state, turn, inp)
     agent = "" if inp.to_agent == state.config.agent_name else inp.to_agent
     state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn, agent=agent)
     return final_answer_used_tools(state) if turn.final_answer else settle(state)

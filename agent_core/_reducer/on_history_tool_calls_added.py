@@ -7,6 +7,7 @@ from msgspec.structs import replace
 from .._inputs import HistoryToolCallsAdded
 from .._state import AgentState
 from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
+from ._spend import counted_inside
 from ._turns import final_answer_used_tools, settle
 
 
@@ -40,12 +41,7 @@ def on_history_tool_calls_added(state: AgentState, inp: HistoryToolCallsAdded) -
         still = tuple(call_id for call_id in compaction.cleared if call_id not in asked)
         back = tuple(call_id for call_id in compaction.cleared if call_id in asked)
         state = replace(state, compaction=replace(compaction, cleared=still, restored=compaction.restored + back))
-    turn = replace(
-        turn,
-        tool_call_ids=turn.tool_call_ids + tuple(added),
-        context_rev=turn.context_rev + 1,
-        model_calls=turn.model_calls + 1,
-        attempt=0,
-    )
+    state, turn = counted_inside(state, turn, inp)
+    turn = replace(turn, tool_call_ids=turn.tool_call_ids + tuple(added))
     state = replace(state, timestamp=inp.timestamp, step=state.step + 1, turn=turn)
     return final_answer_used_tools(state) if turn.final_answer else settle(state)

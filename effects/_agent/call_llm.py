@@ -45,6 +45,7 @@ from agent_core import (
     ReActObserved,
     RejectionReason,
     ToolCallRequest,
+    Usage,
     active_agent,
     handoff_targets,
     replace_surrogates,
@@ -144,12 +145,12 @@ async def _call(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentI
         await hold.settle(cost)
     stream.complete(reply.text)
     internal = [call for call in reply.tool_calls if call.name in INTERNAL_TOOLS]
-    if internal:
-        dispatch(_internal_input(ctx, internal[0], state))
+    if internal:  # the call is answered inside the session; its tokens and cost are logged with that
+        dispatch(_internal_input(ctx, internal[0], state, reply.usage, cost))
         return
     handoff = _handoff(ctx, reply, state)
     if handoff is not None:
-        dispatch(handoff)
+        dispatch(replace(handoff, usage=reply.usage, cost=cost))
         return
     observation = _observation(reply, state.tool_calls)
     output = ""
@@ -245,8 +246,11 @@ def _candidates(provider_id: str) -> Iterator[str]:
         yield f"{base}-{n}"
 
 
-def _internal_input(ctx: EffectContext, first: ModelToolCall, state: AgentState) -> AgentInput:
-    """The input for the model's first internal tool call (one per reply: it changes the context).
+def _internal_input(
+    ctx: EffectContext, first: ModelToolCall, state: AgentState, usage: Usage, cost: int | None
+) -> ContextWindowExpanded | HistoryToolCallsAdded:
+    """The input for the model's first internal tool call (one per reply: it changes the context), with the
+    call's ``usage`` and ``cost``.
 
     The reducer decides what it does (a wider window, past calls in the
     context, or the end of a final answer that asked for tools anyway). Only the
@@ -254,9 +258,9 @@ def _internal_input(ctx: EffectContext, first: ModelToolCall, state: AgentState)
     recorded tool call are left out.
     """
     if first.name == LOAD_OLDER_MESSAGES:
-        return ContextWindowExpanded(timestamp=ctx.stamp())
+        return ContextWindowExpanded(timestamp=ctx.stamp(), usage=usage, cost=cost)
     known = tuple(i for i in _requested_ids(first.arguments) if i in state.tool_calls)
-    return HistoryToolCallsAdded(timestamp=ctx.stamp(), tool_call_ids=known)
+    return HistoryToolCallsAdded(timestamp=ctx.stamp(), tool_call_ids=known, usage=usage, cost=cost)
 
 
 MAX_HANDOFF_REASON_CHARS = 2_000

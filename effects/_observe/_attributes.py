@@ -12,7 +12,10 @@ from agent_core import (
     ContextCompacted,
     ContextMessage,
     ContextToolCalls,
+    ContextWindowExpanded,
     ContinueReAct,
+    HandedOff,
+    HistoryToolCallsAdded,
     LlmCallFailed,
     LlmContext,
     ReActObserved,
@@ -169,9 +172,11 @@ def effect_end(inp: AgentInput, key: str, after: AgentState, answered: bool, con
             attributes["agent_core.answer.rejected"] = inp.reason
         _spent(attributes, inp.usage, inp.cost)
         return attributes, "", inp.called_llm_at
-    if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls)
+    if key.startswith("call-llm:"):  # an internal tool (load older messages, load past tool calls), a handoff
         attributes["gen_ai.response.finish_reasons"] = ("tool_calls",)
         attributes["agent_core.internal_tool"] = tag_of(inp)
+        if isinstance(inp, ContextWindowExpanded | HistoryToolCallsAdded | HandedOff):
+            _spent(attributes, inp.usage, inp.cost)  # paid calls too
     return attributes, "", None
 
 

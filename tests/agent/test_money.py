@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 
-from agent_core import AgentConfig, AnswerRejected, InvalidInput, ReActObserved, Usage, nanos
+from agent_core import (
+    AgentConfig,
+    AnswerRejected,
+    HandedOff,
+    HistoryToolCallsAdded,
+    InvalidInput,
+    ReActObserved,
+    Usage,
+    nanos,
+)
 from effects import COST_ATTRIBUTE, Agent, GenaiPrices, MemoryStore, SessionJournal, session_spans, session_stats, tool
 from effects.testing import ScriptedModel, call_tools, say
 
@@ -61,6 +70,35 @@ async def test_a_rejected_answer_is_a_model_call_and_logs_its_cost_too() -> None
     assert [(r.reason, r.usage, r.cost) for r in rejected] == [("empty-answer", USAGE, nanos("0.0246"))]
     assert state.cost == nanos("0.0492")
     recorder.assert_replays_to(state)
+
+
+@pytest.mark.anyio
+async def test_a_call_answered_inside_the_session_logs_its_tokens_and_cost_too() -> None:
+    # A call of an internal tool, and a handoff: neither becomes a re-act-observed, and both were paid for.
+    billing = Agent(ScriptedModel([say("paid", usage=USAGE)]), name="billing", pricing=cents)
+    script = [
+        call_tools(("load_tool_call_results", {"tool_call_ids": []}), usage=USAGE),
+        call_tools(("transfer_to_billing", {"reason": "an invoice"}), usage=USAGE),
+    ]
+    triage = Agent(ScriptedModel(script), name="triage", handoffs=[billing], pricing=cents)
+    async with triage.running() as session:
+        recorder = Recorder(session)
+        session.send("my invoice")
+        state = await session.turn_done()
+    inside = [i for i in recorder.inputs if isinstance(i, HistoryToolCallsAdded | HandedOff)]
+    assert [(type(i), i.usage, i.cost) for i in inside] == [
+        (HistoryToolCallsAdded, USAGE, nanos("0.0246")),
+        (HandedOff, USAGE, nanos("0.0246")),
+    ]
+    assert (state.cost, state.input_tokens, state.output_tokens) == (nanos("0.0738"), 3_000, 1_500)
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    recorder.assert_replays_to(state)
+    store = MemoryStore()
+    SessionJournal(store, "s").append(recorder.inputs)
+    chats = [span.attributes for span in session_spans(store, "s") if span.name == "chat"]
+    assert [a[COST_ATTRIBUTE] for a in chats] == [nanos("0.0246")] * 3  # the spans of the three calls say so too
+    stats = session_stats(store, "s")
+    assert (stats.cost, stats.input_tokens) == (state.cost, 3_000)
 
 
 @pytest.mark.anyio

@@ -61,6 +61,22 @@ def test_it_counts_as_a_model_call_so_the_budget_bounds_it() -> None:
     )
 
 
+def test_the_call_s_tokens_and_cost_count_toward_the_budgets_and_are_checked() -> None:
+    usage = ac.Usage(input_tokens=30, output_tokens=20)
+    state = fold(in_turn(max_tokens=100), ac.ContextWindowExpanded(timestamp=T0 + 2, usage=usage, cost=7))
+    assert state.turn is not None
+    assert (state.turn.tokens, state.turn.cost, state.cost, state.input_tokens) == (50, 7, 7, 30)
+    state = fold(state, ac.ContextWindowExpanded(timestamp=T0 + 3, usage=usage))
+    assert state.turn is None and state.last_outcome is not None
+    assert (state.last_outcome.reason, state.last_outcome.detail) == (
+        "max-tokens",
+        "the turn used 100 tokens of its budget of 100",
+    )
+    bad = ac.Usage(input_tokens=-1)
+    assert rejected(in_turn(), ac.ContextWindowExpanded(timestamp=T0 + 2, usage=bad)).code == "negative-usage"
+    assert rejected(in_turn(), ac.ContextWindowExpanded(timestamp=T0 + 2, cost=-1)).code == "negative-cost"
+
+
 def test_it_is_rejected_between_turns() -> None:
     rejection = rejected(started(), expanded(T0 + 1))
     assert (rejection.code, rejection.guard) == ("wrong-phase", "phase")
