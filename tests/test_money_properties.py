@@ -41,7 +41,15 @@ def test_no_model_call_is_derived_once_a_cost_budget_is_spent(inputs: list[ac.Ag
 @given(sessions(config=MONEY, max_steps=40))
 def test_the_session_cost_is_the_sum_of_the_logged_costs_and_replays(inputs: list[ac.AgentInput]) -> None:
     final = ac.replay(inputs)
-    costed = (ac.ReActObserved, ac.AnswerRejected, ac.ContextCompacted, ac.LlmCallFailed)  # every model call's end
+    costed = (  # every model call's end
+        ac.ReActObserved,
+        ac.AnswerRejected,
+        ac.ContextCompacted,
+        ac.LlmCallFailed,
+        ac.ContextWindowExpanded,
+        ac.HistoryToolCallsAdded,
+        ac.HandedOff,
+    )
     logged = sum(i.cost or 0 for i in inputs if isinstance(i, costed))
     assert final.cost == logged
     reported = {i.tool_call_id: i.spent.cost for i in inputs if isinstance(i, ac.ChildSpent)}  # cumulative

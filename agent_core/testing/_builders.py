@@ -216,13 +216,20 @@ def _child_spent(draw: st.DrawFn, state: AgentState) -> AgentInput:
 
 
 def _expanded(draw: st.DrawFn, state: AgentState) -> AgentInput:
-    return ContextWindowExpanded(timestamp=later(draw, state))
+    return ContextWindowExpanded(timestamp=later(draw, state), usage=draw(_USAGES), cost=draw(_COSTS))
 
 
 def _handed_off(draw: st.DrawFn, state: AgentState) -> AgentInput:
     to_agent = pick(draw, list(handoff_targets(state)))
     reason = draw(st.sampled_from(("", "billing question")))
-    return HandedOff(timestamp=later(draw, state), from_agent=active_agent(state), to_agent=to_agent, reason=reason)
+    return HandedOff(
+        timestamp=later(draw, state),
+        from_agent=active_agent(state),
+        to_agent=to_agent,
+        reason=reason,
+        usage=draw(_USAGES),
+        cost=draw(_COSTS),
+    )
 
 
 def _history(draw: st.DrawFn, state: AgentState) -> AgentInput:
@@ -230,7 +237,7 @@ def _history(draw: st.DrawFn, state: AgentState) -> AgentInput:
     at = later(draw, state)
     recent = recent_calls(state)
     chosen = tuple(pick(draw, recent) for _ in range(draw(st.integers(0, 4)))) if recent else ()
-    return HistoryToolCallsAdded(timestamp=at, tool_call_ids=chosen)
+    return HistoryToolCallsAdded(timestamp=at, tool_call_ids=chosen, usage=draw(_USAGES), cost=draw(_COSTS))
 
 
 def _timer(draw: st.DrawFn, state: AgentState) -> AgentInput:
