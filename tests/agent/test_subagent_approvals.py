@@ -7,13 +7,26 @@ import signal
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from agent_core import PendingApproval, Phase, ToolFailure, ToolSuccess
-from effects import Agent, SqliteStore, create_app, load_state, open_session, open_store, replay_session
+from agent_core import AgentState, PendingApproval, Phase, ToolFailure, ToolSuccess
+from effects import (
+    Agent,
+    ChildEvent,
+    SessionClosed,
+    SqliteStore,
+    Tool,
+    create_app,
+    load_state,
+    open_session,
+    open_store,
+    replay_session,
+)
 from effects.cli import main
 from effects.testing import ScriptedModel
 
@@ -23,6 +36,14 @@ pytestmark = pytest.mark.anyio
 
 CHILD = Path(__file__).with_name("_gated_child.py")
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def gated_team(depth: int, ran: Callable[[str], None]) -> Tool[..., Any]:
+    """The planner's ``ask``: a writer (``depth`` 1), or an editor that asks a writer (``depth`` 2)."""
+    ask = writers(ran).as_tool("ask" if depth == 1 else "deeper", "Ask a writer.")
+    if depth == 1:
+        return ask
+    return Agent(ScriptedModel(editor), tools=[ask]).as_tool("ask", "Ask an editor.")
 
 
 def waiting(topic: str) -> PendingApproval:
@@ -209,3 +230,54 @@ async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reache
             state = await session.machine.until(lambda s: s.turn is None)
     assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
     assert sorted(ran) == list(TOPICS)
+
+
+def ended_by_the_caller(child: AgentState, session_id: str) -> None:
+    """``child`` (the state of ``session_id``) ended its turn because its caller's was cancelled, its calls closed."""
+    outcome = child.last_outcome
+    assert child.turn is None and outcome is not None, session_id
+    assert (outcome.kind, outcome.detail) == ("cancelled", "the calling turn was cancelled"), session_id
+    for call in child.tool_calls.values():
+        assert call.status == "completed" and isinstance(call.result, ToolFailure), (session_id, call)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_cancelling_the_root_while_children_wait_ends_every_childs_turn_in_its_log(
+    tmp_path: Path, depth: int
+) -> None:
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "team.db")
+    ask = gated_team(depth, ran.append)
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+            session.cancel("enough")
+            state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    assert session.pending_approvals == ()
+    children = [f"plan:ask-{t}" + (":deep-1" if level == 2 else "") for t in TOPICS for level in range(1, depth + 1)]
+    for child_id in children:  # each child's log ends its turn, and replays alone to it
+        ended_by_the_caller(replay_session(store, child_id).state, child_id)
+    assert ran == []
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_cancelling_the_root_ends_the_turns_of_children_in_memory_that_wait(depth: int) -> None:
+    closed: dict[tuple[str, ...], AgentState] = {}
+
+    def heard(event: object) -> None:
+        if isinstance(event, ChildEvent) and isinstance(event.event, SessionClosed):
+            closed[event.path] = event.event.state
+
+    ask = gated_team(depth, lambda _: None)
+    async with Agent(ScriptedModel(planner), tools=[ask], session_id="plan").running() as session:
+        session.subscribe(heard)
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+            session.cancel("enough")
+            await session.turn_done()
+    assert len(closed) == len(TOPICS) * depth
+    for path, child in closed.items():  # the last time each child closed, its turn had ended
+        ended_by_the_caller(child, path[-1])
