@@ -7,19 +7,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHILD = Path(__file__).with_name("_team_child.py")
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
 
 
-def run(target: str, runs: Path, session: str, plan: str = "") -> int:
-    """Run the planner's process to its end or its death; returns its exit code (negative: that signal)."""
+def run(script: str, *args: str | Path) -> int:
+    """Run ``script`` (a file beside this one) with ``args`` (an empty one left out: an optional argument not
+    given) to its end or its death by SIGKILL; returns its exit code (negative: that signal). Any other end
+    fails the test with the process's own error output."""
+    given = [str(arg) for arg in args if arg != ""]
     process = subprocess.run(
-        [sys.executable, str(CHILD), target, str(runs), session, *([plan] if plan else [])],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-        check=False,
+        [sys.executable, str(HERE / script), *given], cwd=ROOT, capture_output=True, timeout=60, check=False
     )
     if process.returncode not in (0, -signal.SIGKILL):
-        raise AssertionError(f"plan {plan!r} failed ({process.returncode}):\n{process.stderr.decode()}")
+        raise AssertionError(
+            f"{script} {' '.join(given)} failed ({process.returncode}); expected it to end or be killed:\n"
+            f"{process.stderr.decode()}"
+        )
     return process.returncode

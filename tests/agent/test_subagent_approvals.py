@@ -4,8 +4,6 @@ decision taken at the root reaches the child, and all of it survives the process
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -31,11 +29,9 @@ from effects.cli import main
 from effects.testing import ScriptedModel
 
 from ._gated import TOPICS, editor, planner, writers
+from ._process import run
 
 pytestmark = pytest.mark.anyio
-
-CHILD = Path(__file__).with_name("_gated_child.py")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def gated_team(depth: int, ran: Callable[[str], None]) -> Tool[..., Any]:
@@ -136,20 +132,10 @@ async def test_a_decision_on_a_call_no_longer_waiting_is_refused_and_changes_not
     assert load_state(store, "plan").tool_calls["ask-cats"].status == "awaiting-input"
 
 
-def run_until_both_wait(target: str, runs: Path) -> None:
-    process = subprocess.run(
-        [sys.executable, str(CHILD), target, str(runs)], cwd=ROOT, capture_output=True, timeout=60, check=False
-    )
-    if process.returncode != -signal.SIGKILL:
-        raise AssertionError(
-            f"expected the process to die by SIGKILL, got {process.returncode}:\n{process.stderr.decode()}"
-        )
-
-
 async def decide_after_the_crash(target: str, runs: Path, *, by_cli: bool) -> None:
     """The planner's process dies while both writers wait; reopened, the root shows both, a person decides
     (through the root's session, or with `agent-core approve` on the store), and each child goes on from its log."""
-    run_until_both_wait(target, runs)
+    assert run("_gated_child.py", target, runs) == -signal.SIGKILL  # killed once both writers wait
     ran: list[str] = []
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
     if by_cli:  # written into the root's log while no process runs it

@@ -16,6 +16,8 @@ from effects import EventStore, load_state, open_store, replay_session
 from ._process import run
 from ._team import TOPICS, conversation
 
+CHILD = "_team_child.py"
+
 
 def sessions(planner: str) -> tuple[str, ...]:
     """The planner's session and its children's."""
@@ -25,13 +27,13 @@ def sessions(planner: str) -> tuple[str, ...]:
 def crash_and_resume(target: str, runs: Path, plan: str) -> None:
     """Run the planner uninterrupted (session ``reference``), then killed where ``plan`` says and run again
     (session ``crashed``); compare every session of the two trees."""
-    assert run(target, runs.with_name("reference-runs"), "reference") == 0
-    assert run(target, runs, "crashed", plan) == -signal.SIGKILL
+    assert run(CHILD, target, runs.with_name("reference-runs"), "reference") == 0
+    assert run(CHILD, target, runs, "crashed", plan) == -signal.SIGKILL
 
     store: EventStore = open_store(target, readonly=True)
     before = {session: load_state(store, session) for session in sessions("crashed")}
     assert all(state.turn is not None for state in before.values())  # killed mid-turn, children included
-    assert run(target, runs, "crashed") == 0
+    assert run(CHILD, target, runs, "crashed") == 0
 
     store = open_store(target, readonly=True)
     for session, reference in zip(sessions("crashed"), sessions("reference"), strict=True):
