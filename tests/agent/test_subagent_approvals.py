@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,10 @@ from agent_core import AgentState, PendingApproval, Phase, ToolFailure, ToolSucc
 from effects import (
     Agent,
     ChildEvent,
+    EventStore,
+    InputRejected,
+    MachineEvent,
+    Session,
     SessionClosed,
     SqliteStore,
     Tool,
@@ -42,6 +47,27 @@ def gated_team(depth: int, ran: Callable[[str], None]) -> Tool[..., Any]:
     return Agent(ScriptedModel(editor), tools=[ask]).as_tool("ask", "Ask an editor.")
 
 
+@asynccontextmanager
+async def all_waiting(
+    ask: Tool[..., Any], store: EventStore | None = None, heard: Callable[[MachineEvent], None] | None = None
+) -> AsyncIterator[Session]:
+    """The planner's session ``plan`` (kept in ``store``; in memory without one) with ``ask`` as its tool, once it
+    has asked about every topic and a ``write`` waits at it for each; ``heard`` subscribes before anything runs."""
+    model = ScriptedModel(planner)
+    opened = (
+        open_session(store, "plan", model, tools=[ask])
+        if store is not None
+        else Agent(model, tools=[ask], session_id="plan").running()
+    )
+    async with opened as session:
+        if heard is not None:
+            session.subscribe(heard)
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        yield session
+
+
 def waiting(topic: str) -> PendingApproval:
     """What the root ``plan`` shows for the writer of ``topic`` waiting on its ``write``."""
     return PendingApproval(
@@ -58,10 +84,7 @@ async def test_two_children_wait_at_once_and_the_root_decides_each(tmp_path: Pat
     ran: list[str] = []
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store) as session:
         assert session.phase is Phase.AWAITING_APPROVAL
         assert sorted(session.pending_approvals, key=lambda p: p.address) == [waiting(t) for t in TOPICS]
         assert ran == []  # nothing runs before a person decides
@@ -84,10 +107,7 @@ async def test_a_grandchild_waits_in_all_three_sessions_and_the_root_approves_it
     store = SqliteStore(tmp_path / "tree.db")
     middle = Agent(ScriptedModel(editor), tools=[writers(ran.append).as_tool("deeper", "Ask a writer.")])
     ask = middle.as_tool("ask", "Ask an editor.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store) as session:
         cats = next(p for p in session.pending_approvals if p.via == "ask-cats")
         assert cats.path == ("plan", "plan:ask-cats", "plan:ask-cats:deep-1")
         assert cats.address == "plan:ask-cats:deep-1/write-1"
@@ -106,10 +126,7 @@ async def test_a_grandchild_waits_in_all_three_sessions_and_the_root_approves_it
 async def test_children_in_memory_wait_for_the_root_too() -> None:
     ran: list[str] = []
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with Agent(ScriptedModel(planner), tools=[ask], session_id="plan").running() as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask) as session:
         session.decide({"plan:ask-cats/write-1": True, "plan:ask-dogs/write-1": True})
         with anyio.fail_after(10):
             state = await session.machine.until(lambda s: s.turn is None)
@@ -120,12 +137,10 @@ async def test_children_in_memory_wait_for_the_root_too() -> None:
 async def test_a_decision_on_a_call_no_longer_waiting_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(lambda _: None).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        rejected: list[object] = []
-        session.subscribe(lambda e: rejected.append(e) if type(e).__name__ == "InputRejected" else None)
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    rejected: list[MachineEvent] = []
+    async with all_waiting(
+        ask, store, lambda e: rejected.append(e) if isinstance(e, InputRejected) else None
+    ) as session:
         session.approve("plan:ask-cows/write-1")
         await session.settled()
     assert len(rejected) == 1
@@ -191,10 +206,8 @@ async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reache
     ran: list[str] = []
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store):
+        pass  # the planner stops while both writers wait
     with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
         shown = client.get("/api/sessions/plan").json()["approvals"]
         assert sorted(shown, key=lambda a: a["tool_call_id"]) == [
@@ -234,11 +247,9 @@ async def test_cancelling_the_root_while_children_wait_ends_every_childs_turn_in
     ran: list[str] = []
     store = SqliteStore(tmp_path / "team.db")
     ask = gated_team(depth, ran.append)
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
+    async with all_waiting(ask, store) as session:
+        session.cancel("enough")
         with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
-            session.cancel("enough")
             state = await session.turn_done()
     assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
     assert session.pending_approvals == ()
@@ -257,12 +268,9 @@ async def test_cancelling_the_root_ends_the_turns_of_children_in_memory_that_wai
             closed[event.path] = event.event.state
 
     ask = gated_team(depth, lambda _: None)
-    async with Agent(ScriptedModel(planner), tools=[ask], session_id="plan").running() as session:
-        session.subscribe(heard)
-        session.send("write about pets")
+    async with all_waiting(ask, heard=heard) as session:
+        session.cancel("enough")
         with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
-            session.cancel("enough")
             await session.turn_done()
     assert len(closed) == len(TOPICS) * depth
     for path, child in closed.items():  # the last time each child closed, its turn had ended
