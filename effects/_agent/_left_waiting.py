@@ -7,7 +7,8 @@ in its session: no effect runs it, so when the session's turn ends meanwhile
 committed states: a call of an agent tool that stops waiting without running
 again (its turn closed it) ends its child's turn as cancelled, in the child's
 log (or, in memory, in the state held for it), and so on down the tree. Once the
-session stops, what its last inputs closed is looked at once more.
+session stops, what its last inputs closed is looked at once more. A stored session reopened after such a turn
+looks at that turn's calls again first: its process may have stopped before it ended the children.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class LeftWaiting:
         if not self._tools:
             yield lambda: None
             return
+        self._closed.extend(self._left_by_last_turn(machine.current()))
         try:
             async with anyio.create_task_group() as group:
                 yield lambda: group.start_soon(self._watch, machine)
@@ -71,6 +73,22 @@ class LeftWaiting:
         except BaseExceptionGroup as errors:  # the block's error, as the machine raised it
             reraise_single(errors)
         await self.end(machine)
+
+    def _left_by_last_turn(self, state: AgentState) -> list[str]:
+        """In a stored session reopened after its turn ended other than by an answer: the calls of agent tools
+        of that turn that waited for a decision below them, whose children may have been left waiting (the
+        process stopped before it ended them). Ending a child whose turn ended already changes nothing."""
+        outcome = state.last_outcome
+        if self._runtime.store is None or state.turn is not None or outcome is None or outcome.kind == "completed":
+            return []
+        log, calls, left = state.tool_call_log, state.tool_calls, []
+        for i in range(len(log) - 1, -1, -1):
+            record = calls.get(log[i])
+            if record is None or record.turn != outcome.turn:
+                break
+            if record.name in self._tools and record.input_rounds > 0:
+                left.append(log[i])
+        return left
 
     async def _watch(self, machine: Machine[AgentState, AgentInput, Effect]) -> None:
         while True:

@@ -388,7 +388,7 @@ class Agent:
             with forwarded(session, session_id, caller.publish):
                 session.cancel(reason)
                 await session.machine.until(lambda s: s.turn is None)
-                await session.end_children_left_waiting()  # while its caller still hears its events
+                await session._end_children_left_waiting()  # while its caller still hears its events
 
     async def _cancel_stored(self, store: EventStore, session_id: str, reason: str) -> None:
         """End the open turn of the stored child ``session_id`` as cancelled for ``reason``: its log only, nothing

@@ -73,7 +73,7 @@ class Session:
         self.machine = machine
         self._runtime = runtime
         # Ends the turns of the children that closed calls left waiting for a decision, noted so far.
-        self.end_children_left_waiting = children_left_waiting or _nothing_left
+        self._end_children_left_waiting = children_left_waiting or _nothing_left
         self.stopped = False  # set once the block of ``Agent.running()`` that made it ended
 
     def _refuse_if_stopped(self, what: str) -> None:

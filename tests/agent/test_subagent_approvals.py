@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agent_core import AgentState, PendingApproval, Phase, ToolFailure, ToolSuccess
+from agent_core import AgentState, PendingApproval, Phase, ReActCancelled, ToolFailure, ToolSuccess
 from effects import (
     Agent,
     ChildEvent,
@@ -22,6 +22,7 @@ from effects import (
     MachineEvent,
     Session,
     SessionClosed,
+    SessionJournal,
     SqliteStore,
     Tool,
     create_app,
@@ -275,3 +276,23 @@ async def test_cancelling_the_root_ends_the_turns_of_children_in_memory_that_wai
     assert len(closed) == len(TOPICS) * depth
     for path, child in closed.items():  # the last time each child closed, its turn had ended
         ended_by_the_caller(child, path[-1])
+
+
+async def test_a_root_cancelled_in_its_log_alone_ends_its_waiting_childrens_turns_when_it_reopens(
+    tmp_path: Path,
+) -> None:
+    # As if the process died right after the root's cancellation was committed, before its children heard of it.
+    store = SqliteStore(tmp_path / "team.db")
+    ask = gated_team(2, lambda _: None)
+    async with all_waiting(ask, store):
+        pass
+    journal = SessionJournal.open(store, "plan")
+    try:
+        journal.append([ReActCancelled(timestamp=journal.state.timestamp, reason="enough")])
+    finally:
+        journal.close()
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]):
+        pass  # reopened and closed: what the last turn left waiting is ended as the session runs
+    for topic in TOPICS:
+        for child_id in (f"plan:ask-{topic}", f"plan:ask-{topic}:deep-1"):
+            ended_by_the_caller(replay_session(store, child_id).state, child_id)
