@@ -103,9 +103,8 @@ class LeftWaiting:
         returns once they, and any being ended meanwhile, are."""
         with anyio.CancelScope(shield=True):
             async with self._ending:
-                state = machine.current()
                 while self._closed:
-                    call_id = self._closed.pop(0)
+                    call_id, state = self._closed.pop(0), machine.current()
                     tool = self._tools[state.tool_calls[call_id].name]
                     await tool.cancel_child(self._caller(state, machine), call_id, CALLER_CANCELLED)
 

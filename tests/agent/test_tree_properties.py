@@ -251,7 +251,8 @@ def rolled_up(state: AgentState) -> Spend | None:
     reports = [c.child_spent for c in state.tool_calls.values() if c.child_spent is not None]
     if not reports:
         return None
-    return Spend(**{f: sum(getattr(r, f) for r in reports) for f in Spend.__struct_fields__})
+    counts = {f: sum(getattr(r, f) for r in reports) for f in ("model_calls", "tool_calls", "tokens", "cost")}
+    return Spend(**counts, unpriced=any(r.unpriced for r in reports))  # an unknown cost stays unknown
 
 
 @pytest.mark.slow
