@@ -50,12 +50,15 @@ class Usage(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=T
 class Spend(msgspec.Struct, frozen=True, gc=False, kw_only=True, omit_defaults=True):
     """What a session spent on what its budgets count: model calls, tool calls, tokens (input and output),
     and cost in nano-units (see :func:`nanos`). A child session's spend is reported to its caller
-    (``child-spent``) and counted in the caller's turn and session budgets."""
+    (``child-spent``) and counted in the caller's turn and session budgets. ``unpriced``: a model call in it
+    could not be priced, so its true cost is unknown (``cost`` counts the priced calls only); a caller that
+    counts money cannot keep its cost budgets then."""
 
     model_calls: int = 0
     tool_calls: int = 0
     tokens: int = 0
     cost: int = 0
+    unpriced: bool = False
 
 
 OPAQUE_KINDS = ("thinking", "redacted-thinking", "reasoning", "compaction", "reasoning-content")

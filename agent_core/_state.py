@@ -122,7 +122,8 @@ class Turn(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=Tr
     ``repeats`` counts each (tool, arguments as written) pair asked in the turn; stuck
     detection adds up the spellings of one canonical form (see :func:`canonical_arguments`).
     ``cost`` is what the turn's model calls cost (nano-units); ``unpriced`` is
-    set when one of them could not be priced while a cost budget or pool is on.
+    set when one of them could not be priced while a cost budget or pool is on,
+    or in a child session (its caller's roll-up then keeps the cost unknown).
     """
 
     number: int

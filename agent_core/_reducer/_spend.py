@@ -18,7 +18,7 @@ from .._inputs import (
 )
 from .._state import AgentState, Turn
 from ._common import reject
-from ._turns import counts_cost
+from ._turns import marks_unpriced
 
 AnsweredInside = HandedOff | ContextWindowExpanded | HistoryToolCallsAdded
 """The inputs that end a model call whose answer is taken inside the session: a handoff, an internal tool."""
@@ -82,8 +82,8 @@ def check_spend(state: AgentState, inp: ReActObserved | AnswerRejected | Answere
 
 def turn_spend(state: AgentState, turn: Turn, cost: int | None) -> tuple[int, bool]:
     """The turn's cost with the call's ``cost`` added, and whether a call of the turn could not be priced while
-    the session counts money (a cost budget or a pool is set)."""
-    return turn.cost + (cost or 0), turn.unpriced or (cost is None and counts_cost(state.config))
+    the session counts money (a cost budget or a pool is set) or is a child session (see :func:`marks_unpriced`)."""
+    return turn.cost + (cost or 0), turn.unpriced or (cost is None and marks_unpriced(state.config))
 
 
 def session_spend(state: AgentState, cost: int | None) -> int:

@@ -209,6 +209,12 @@ def counts_cost(config: AgentConfig) -> bool:
     return config.max_cost is not None or config.max_session_cost is not None or bool(config.budget_pool)
 
 
+def marks_unpriced(config: AgentConfig) -> bool:
+    """Whether a model call the session could not price marks its turn ``unpriced``: when it counts money, and
+    in a child session, whose caller reads the mark in what the child spent (its cost stays unknown there)."""
+    return counts_cost(config) or config.lineage is not None
+
+
 NOTHING_SPENT = Spend()
 
 
@@ -220,6 +226,7 @@ def spent_by_turn(turn: Turn) -> Spend:
         tool_calls=turn.tool_call_count + theirs.tool_calls,
         tokens=turn.tokens + theirs.tokens,
         cost=turn.cost + theirs.cost,
+        unpriced=turn.unpriced or theirs.unpriced,
     )
 
 
@@ -253,8 +260,14 @@ def settle_cost(state: AgentState, turn: Turn, config: AgentConfig) -> AgentStat
     """The money budgets of :func:`stop_if_spent` (a model call that failed after it was paid is checked
     against these alone)."""
     theirs = turn.children_spent
-    if turn.unpriced:
-        detail = "a model call could not be priced, so the cost budgets cannot be kept; give the agent a pricing"
+    if (turn.unpriced or (theirs is not None and theirs.unpriced)) and counts_cost(config):
+        if turn.unpriced:
+            detail = "a model call could not be priced, so the cost budgets cannot be kept; give the agent a pricing"
+        else:
+            detail = (
+                "a model call of a child session could not be priced, so the cost budgets cannot be kept; "
+                "give the child's agent a pricing"
+            )
         return end_turn(state, "failed", "unpriced", detail)
     cost = turn.cost + (theirs.cost if theirs else 0)
     if config.max_cost is not None and cost >= config.max_cost:

@@ -10,7 +10,7 @@ from .._state import AgentState
 from ._common import find_running_call, reject
 from ._turns import NOTHING_SPENT, stop_if_spent
 
-_FIELDS: tuple[str, ...] = Spend.__struct_fields__
+_FIELDS: tuple[str, ...] = tuple(name for name in Spend.__struct_fields__ if name != "unpriced")  # the counts
 
 
 def on_child_spent(state: AgentState, inp: ChildSpent) -> AgentState:
@@ -62,4 +62,5 @@ def _added(total: Spend | None, before: Spend, now: Spend) -> Spend:
         tool_calls=base.tool_calls + now.tool_calls - before.tool_calls,
         tokens=base.tokens + now.tokens - before.tokens,
         cost=base.cost + now.cost - before.cost,
+        unpriced=base.unpriced or now.unpriced,  # a cost once unknown stays unknown
     )

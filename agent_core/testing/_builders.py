@@ -211,6 +211,7 @@ def _child_spent(draw: st.DrawFn, state: AgentState) -> AgentInput:
         tool_calls=before.tool_calls + draw(st.integers(0, 3)),
         tokens=before.tokens + draw(st.integers(0, 500)) * more,
         cost=before.cost + draw(st.integers(0, 5_000_000)) * more,
+        unpriced=before.unpriced or (more > 0 and draw(st.booleans())),
     )
     return ChildSpent(timestamp=later(draw, state), tool_call_id=call_id, spent=spent)
 

@@ -38,7 +38,7 @@ from agent_core import (
     spent,
 )
 
-from .._store import EventStore, child_session_id
+from .._store import child_session_id
 from .._tools import InputRequired, Resumption, Tool, ToolOutcome
 from ._caller import Caller, calling_session
 from ._session_handle import Session
@@ -48,9 +48,10 @@ OpenChild = Callable[[Caller, str, Lineage], AbstractAsyncContextManager[Session
 """Opens (or resumes) the child session ``session_id`` with ``lineage`` for the calling session ``caller``: in
 its store or (``None``) in memory, drawing from its budget pool when the child has none of its own."""
 
-CancelChild = Callable[[EventStore, str, str], Awaitable[None]]
-"""Ends the open turn of the stored child session ``session_id`` as cancelled for ``reason``, in its log (and
-the turns of the children it was running, in theirs)."""
+CancelChild = Callable[[Caller, str, str], Awaitable[None]]
+"""Ends the open turn of the child session ``session_id`` of the calling session ``caller`` as cancelled for
+``reason``: in its log (and the turns of the children it was running or waiting on, in theirs), or, for a child
+in memory, in the state held for it while it waits for a decision (a child in memory that is not held is gone)."""
 
 
 async def _ask(task: str) -> str:
@@ -159,10 +160,16 @@ class AgentTool(Tool[..., str]):
         except BaseException:  # a cancellation, under trio inside an exception group
             # The calling turn was cancelled (not this process stopping, which leaves the call open to resume):
             # the child's turn ends too, in its log, its dangling calls closed; its own children see it the same way.
-            if caller.store is not None and not caller.open():
+            if not caller.open():
                 with anyio.CancelScope(shield=True):
-                    await self._cancel_child(caller.store, child_id, CALLER_CANCELLED)
+                    await self._cancel_child(caller, child_id, CALLER_CANCELLED)
             raise
+
+    async def cancel_child(self, caller: Caller, tool_call_id: str, reason: str) -> None:
+        """End the turn of the child session that the call ``tool_call_id`` of ``caller`` ran, as cancelled for
+        ``reason``, and the turns of the children below it: for a call closed while its child waited for a
+        decision (its turn ended), when no attempt of the call runs to see it."""
+        await self._cancel_child(caller, child_session_id(caller.session_id, tool_call_id), reason)
 
     async def timed_out(self, tool_call_id: str, timeout_ms: int) -> None:
         """The call ran out of time: its child's turn ends as cancelled, in its log (a stored child; an in-memory
@@ -171,7 +178,7 @@ class AgentTool(Tool[..., str]):
         if caller is not None and caller.store is not None:
             child_id = child_session_id(caller.session_id, tool_call_id)
             reason = f"the calling tool call {tool_call_id!r} timed out after {timeout_ms} ms"
-            await self._cancel_child(caller.store, child_id, reason)
+            await self._cancel_child(caller, child_id, reason)
 
     async def _answer(self, session: Session, task: str, child_id: str, caller: Caller, responses: str) -> ToolOutcome:
         """Send ``task`` unless the child's log already has it (a resumed child), pass on the decisions in

@@ -48,10 +48,12 @@ from ._context import DEFAULT_MODEL_TIMEOUT_MS
 from ._durable import durable_journal
 from ._handoffs import ContextFilter, handoff_setup, missing_agents
 from ._ids import IdSource, RandomIds
+from ._left_waiting import LeftWaiting
 from ._output import OutputType, output_validator
 from ._redact import Redactor
 from ._runtime import AgentRuntime
 from ._session_handle import Session
+from ._tree import forwarded
 
 
 class Agent:
@@ -215,6 +217,12 @@ class Agent:
             wanted=self._wanted,
             speakers=setup.speakers if setup is not None else None,
         )
+        left_waiting = LeftWaiting(runtime.toolbox, runtime)
+
+        def follow_up(before: AgentState, after: AgentState) -> list[AgentInput]:
+            left_waiting.note(before, after)
+            return runtime.starts(before, after)
+
         # The reducer validates as it folds: an InvalidInput it raises is the rejection, so each
         # input is folded once (a separate `check` would fold it a second time).
         machine: Machine[AgentState, AgentInput, Effect] = Machine(
@@ -224,7 +232,7 @@ class Agent:
             runtime.run_effect,
             rejects=InvalidInput,
             journal=self.journal,
-            follow_up=runtime.starts,
+            follow_up=follow_up,
             max_backlog=self.max_backlog,
         )
         started = None
@@ -240,9 +248,10 @@ class Agent:
             refused = check(start, started)
             if refused is not None:  # a config the reducer refuses: say so here, not by a session that never starts
                 raise InvalidInput(refused)
-        session = Session(machine, runtime)
+        session = Session(machine, runtime, lambda: left_waiting.end(machine))
         try:
-            async with machine.running():
+            async with left_waiting.watching(machine) as watch, machine.running():
+                watch()
                 if started is not None:
                     # Dispatched once running, so subscribers added as the block starts see it too.
                     machine.dispatch(started)
@@ -365,21 +374,37 @@ class Agent:
         async with journal as opened, self._child(session_id, config, opened, wanted, pools).running() as session:
             yield session
 
-    async def _cancel_child(self, store: EventStore, session_id: str, reason: str) -> None:
+    async def _cancel_child(self, caller: Caller, session_id: str, reason: str) -> None:
+        """End the open turn of the child ``session_id`` of ``caller`` as cancelled for ``reason``: in its log
+        (:meth:`_cancel_stored`), or in the state held for it in memory while it waits for a decision, which runs
+        once more to end its turn (its events reach the caller's subscribers), and ends its own children's."""
+        if caller.store is not None:
+            await self._cancel_stored(caller.store, session_id, reason)
+            return
+        if session_id not in self._held:  # a child in memory that does not wait ended with the call that ran it
+            return
+        pools = self.pools if self.pools is not None else caller.pools
+        async with self._child_in(None, session_id, self.config, lambda: True, pools) as session:
+            with forwarded(session, session_id, caller.publish):
+                session.cancel(reason)
+                await session.machine.until(lambda s: s.turn is None)
+                await session._end_children_left_waiting()  # while its caller still hears its events
+
+    async def _cancel_stored(self, store: EventStore, session_id: str, reason: str) -> None:
         """End the open turn of the stored child ``session_id`` as cancelled for ``reason``: its log only, nothing
-        runs. The children its open calls were running (stored under their call ids) end the same way."""
+        runs. The children its open calls were running or waiting on (stored under their call ids) end the same way."""
         async with durable_journal(store, session_id, self.clock, interrupted=False) as journal:
             state = journal.state
             cancel = ReActCancelled(timestamp=max(self.clock.now_ms(), state.timestamp), reason=reason)
             if check(state, cancel) is not None:  # no turn is open (a child whose turn had ended is left as it is)
                 return
             assert state.turn is not None
-            running = state.turn.open_call_ids
+            open_calls = state.turn.open_call_ids + state.turn.awaiting_ids
             await anyio.to_thread.run_sync(journal.append, [cancel])
-        for call_id in running:
+        for call_id in open_calls:
             grandchild = child_session_id(session_id, call_id)
             if session_exists(store, grandchild):
-                await self._cancel_child(store, grandchild, CALLER_CANCELLED)
+                await self._cancel_stored(store, grandchild, CALLER_CANCELLED)
 
     def _child(
         self,

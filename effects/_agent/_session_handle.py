@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 from agent_core import (
@@ -41,6 +41,10 @@ class SessionStopped(RuntimeError):
     """
 
 
+async def _nothing_left() -> None:
+    """No child is left waiting: a session without agent tools."""
+
+
 def _turn_waits(state: AgentState) -> bool:
     return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
 
@@ -60,9 +64,16 @@ class Session:
     producer in a loop awaits :meth:`wait_for_room` before each input.
     """
 
-    def __init__(self, machine: Machine[AgentState, AgentInput, Effect], runtime: AgentRuntime) -> None:
+    def __init__(
+        self,
+        machine: Machine[AgentState, AgentInput, Effect],
+        runtime: AgentRuntime,
+        children_left_waiting: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.machine = machine
         self._runtime = runtime
+        # Ends the turns of the children that closed calls left waiting for a decision, noted so far.
+        self._end_children_left_waiting = children_left_waiting or _nothing_left
         self.stopped = False  # set once the block of ``Agent.running()`` that made it ended
 
     def _refuse_if_stopped(self, what: str) -> None:

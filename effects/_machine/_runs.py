@@ -384,6 +384,15 @@ class TrioRuns:
                 raise RuntimeError(DEADLINE_ESCAPED)
         except Exception as error:
             run.host.run_ended(run, error)
+        except BaseExceptionGroup as group:
+            # The effect's own errors grouped with a cancellation from outside its scope (its task group's tasks
+            # raising as the machine's nursery closes): the errors are the effect's, told to the machine as under
+            # asyncio (where a cancelled run's are not reported); the cancellation goes on to the nursery.
+            errors, cancelled = group.split(Exception)
+            if errors is not None:
+                run.host.run_ended(run, errors)
+            if cancelled is not None:
+                raise cancelled from None
         finally:  # returned, or cancelled from outside its scope (the machine's nursery closing)
             run.host.run_ended(run, None)
 

@@ -4,8 +4,6 @@ take over; the handoff is an input in the log, replays, resumes and is shown."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -29,6 +27,7 @@ from effects import (
 from effects.cli import main
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
+from ._process import run
 from ._team import question, results
 
 pytestmark = pytest.mark.anyio
@@ -272,35 +271,15 @@ def test_a_handoff_round_trips_through_both_codecs(inp: ac.HandedOff) -> None:
         assert ac.decode_input(ac.encode_input(inp, format=fmt), format=fmt) == inp  # type: ignore[arg-type]
 
 
-def run_desk(store: Path, session: str, plan: str = "") -> int:
-    """Run the triage-and-billing process to its end or its death; returns its exit code (negative: that signal)."""
-    process = subprocess.run(
-        [
-            sys.executable,
-            str(Path(__file__).with_name("_handoff_child.py")),
-            str(store),
-            session,
-            *([plan] if plan else []),
-        ],
-        cwd=Path(__file__).resolve().parents[2],
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    if process.returncode not in (0, -signal.SIGKILL):
-        raise AssertionError(f"plan {plan!r} failed ({process.returncode}):\n{process.stderr.decode()}")
-    return process.returncode
-
-
 @pytest.mark.slow
 def test_a_process_killed_after_a_handoff_resumes_with_the_agent_handed_to(tmp_path: Path) -> None:
     target = tmp_path / "desk.db"
-    assert run_desk(target, "reference") == 0
-    assert run_desk(target, "crashed", "kill") == -signal.SIGKILL
+    assert run("_handoff_child.py", target, "reference") == 0
+    assert run("_handoff_child.py", target, "crashed", "kill") == -signal.SIGKILL
     store = SqliteStore(target)
     killed = load_state(store, "crashed")
     assert killed.agent == "billing" and killed.turn is not None and len(killed.messages) == 1
-    assert run_desk(target, "crashed") == 0
+    assert run("_handoff_child.py", target, "crashed") == 0
     state = replay_session(store, "crashed").state  # the resumed log replays and verifies
     reference = load_state(store, "reference")
     said = [(state.messages[i].role, state.messages[i].content) for i in range(len(state.messages))]

@@ -4,25 +4,69 @@ decision taken at the root reaches the child, and all of it survives the process
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from agent_core import PendingApproval, Phase, ToolFailure, ToolSuccess
-from effects import Agent, SqliteStore, create_app, load_state, open_session, open_store, replay_session
+from agent_core import AgentState, PendingApproval, Phase, ReActCancelled, ToolFailure, ToolSuccess
+from effects import (
+    Agent,
+    ChildEvent,
+    EventStore,
+    InputRejected,
+    MachineEvent,
+    Session,
+    SessionClosed,
+    SessionJournal,
+    SqliteStore,
+    Tool,
+    create_app,
+    load_state,
+    open_session,
+    open_store,
+    replay_session,
+)
 from effects.cli import main
 from effects.testing import ScriptedModel
 
 from ._gated import TOPICS, editor, planner, writers
+from ._process import run
 
 pytestmark = pytest.mark.anyio
 
-CHILD = Path(__file__).with_name("_gated_child.py")
-ROOT = Path(__file__).resolve().parents[2]
+
+def gated_team(depth: int, ran: Callable[[str], None]) -> Tool[..., Any]:
+    """The planner's ``ask``: a writer (``depth`` 1), or an editor that asks a writer (``depth`` 2)."""
+    ask = writers(ran).as_tool("ask" if depth == 1 else "deeper", "Ask a writer.")
+    if depth == 1:
+        return ask
+    return Agent(ScriptedModel(editor), tools=[ask]).as_tool("ask", "Ask an editor.")
+
+
+@asynccontextmanager
+async def all_waiting(
+    ask: Tool[..., Any], store: EventStore | None = None, heard: Callable[[MachineEvent], None] | None = None
+) -> AsyncIterator[Session]:
+    """The planner's session ``plan`` (kept in ``store``; in memory without one) with ``ask`` as its tool, once it
+    has asked about every topic and a ``write`` waits at it for each; ``heard`` subscribes before anything runs."""
+    model = ScriptedModel(planner)
+    opened = (
+        open_session(store, "plan", model, tools=[ask])
+        if store is not None
+        else Agent(model, tools=[ask], session_id="plan").running()
+    )
+    async with opened as session:
+        if heard is not None:
+            session.subscribe(heard)
+        session.send("write about pets")
+        with anyio.fail_after(10):
+            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+        yield session
 
 
 def waiting(topic: str) -> PendingApproval:
@@ -41,10 +85,7 @@ async def test_two_children_wait_at_once_and_the_root_decides_each(tmp_path: Pat
     ran: list[str] = []
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store) as session:
         assert session.phase is Phase.AWAITING_APPROVAL
         assert sorted(session.pending_approvals, key=lambda p: p.address) == [waiting(t) for t in TOPICS]
         assert ran == []  # nothing runs before a person decides
@@ -67,10 +108,7 @@ async def test_a_grandchild_waits_in_all_three_sessions_and_the_root_approves_it
     store = SqliteStore(tmp_path / "tree.db")
     middle = Agent(ScriptedModel(editor), tools=[writers(ran.append).as_tool("deeper", "Ask a writer.")])
     ask = middle.as_tool("ask", "Ask an editor.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store) as session:
         cats = next(p for p in session.pending_approvals if p.via == "ask-cats")
         assert cats.path == ("plan", "plan:ask-cats", "plan:ask-cats:deep-1")
         assert cats.address == "plan:ask-cats:deep-1/write-1"
@@ -89,10 +127,7 @@ async def test_a_grandchild_waits_in_all_three_sessions_and_the_root_approves_it
 async def test_children_in_memory_wait_for_the_root_too() -> None:
     ran: list[str] = []
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with Agent(ScriptedModel(planner), tools=[ask], session_id="plan").running() as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask) as session:
         session.decide({"plan:ask-cats/write-1": True, "plan:ask-dogs/write-1": True})
         with anyio.fail_after(10):
             state = await session.machine.until(lambda s: s.turn is None)
@@ -103,32 +138,20 @@ async def test_children_in_memory_wait_for_the_root_too() -> None:
 async def test_a_decision_on_a_call_no_longer_waiting_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(lambda _: None).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        rejected: list[object] = []
-        session.subscribe(lambda e: rejected.append(e) if type(e).__name__ == "InputRejected" else None)
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    rejected: list[MachineEvent] = []
+    async with all_waiting(
+        ask, store, lambda e: rejected.append(e) if isinstance(e, InputRejected) else None
+    ) as session:
         session.approve("plan:ask-cows/write-1")
         await session.settled()
     assert len(rejected) == 1
     assert load_state(store, "plan").tool_calls["ask-cats"].status == "awaiting-input"
 
 
-def run_until_both_wait(target: str, runs: Path) -> None:
-    process = subprocess.run(
-        [sys.executable, str(CHILD), target, str(runs)], cwd=ROOT, capture_output=True, timeout=60, check=False
-    )
-    if process.returncode != -signal.SIGKILL:
-        raise AssertionError(
-            f"expected the process to die by SIGKILL, got {process.returncode}:\n{process.stderr.decode()}"
-        )
-
-
 async def decide_after_the_crash(target: str, runs: Path, *, by_cli: bool) -> None:
     """The planner's process dies while both writers wait; reopened, the root shows both, a person decides
     (through the root's session, or with `agent-core approve` on the store), and each child goes on from its log."""
-    run_until_both_wait(target, runs)
+    assert run("_gated_child.py", target, runs) == -signal.SIGKILL  # killed once both writers wait
     ran: list[str] = []
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
     if by_cli:  # written into the root's log while no process runs it
@@ -184,10 +207,8 @@ async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reache
     ran: list[str] = []
     store = SqliteStore(tmp_path / "team.db")
     ask = writers(ran.append).as_tool("ask", "Ask a writer.")
-    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]) as session:
-        session.send("write about pets")
-        with anyio.fail_after(10):
-            await session.machine.until(lambda _: len(session.pending_approvals) == len(TOPICS))
+    async with all_waiting(ask, store):
+        pass  # the planner stops while both writers wait
     with TestClient(create_app(store), base_url="http://127.0.0.1:8765") as client:
         shown = client.get("/api/sessions/plan").json()["approvals"]
         assert sorted(shown, key=lambda a: a["tool_call_id"]) == [
@@ -209,3 +230,69 @@ async def test_the_viewer_lists_a_childs_call_on_the_root_and_its_approve_reache
             state = await session.machine.until(lambda s: s.turn is None)
     assert state.messages[len(state.messages) - 1].content == "cats: wrote cats | dogs: wrote dogs"
     assert sorted(ran) == list(TOPICS)
+
+
+def ended_by_the_caller(child: AgentState, session_id: str) -> None:
+    """``child`` (the state of ``session_id``) ended its turn because its caller's was cancelled, its calls closed."""
+    outcome = child.last_outcome
+    assert child.turn is None and outcome is not None, session_id
+    assert (outcome.kind, outcome.detail) == ("cancelled", "the calling turn was cancelled"), session_id
+    for call in child.tool_calls.values():
+        assert call.status == "completed" and isinstance(call.result, ToolFailure), (session_id, call)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_cancelling_the_root_while_children_wait_ends_every_childs_turn_in_its_log(
+    tmp_path: Path, depth: int
+) -> None:
+    ran: list[str] = []
+    store = SqliteStore(tmp_path / "team.db")
+    ask = gated_team(depth, ran.append)
+    async with all_waiting(ask, store) as session:
+        session.cancel("enough")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    assert session.pending_approvals == ()
+    children = [f"plan:ask-{t}" + (":deep-1" if level == 2 else "") for t in TOPICS for level in range(1, depth + 1)]
+    for child_id in children:  # each child's log ends its turn, and replays alone to it
+        ended_by_the_caller(replay_session(store, child_id).state, child_id)
+    assert ran == []
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+async def test_cancelling_the_root_ends_the_turns_of_children_in_memory_that_wait(depth: int) -> None:
+    closed: dict[tuple[str, ...], AgentState] = {}
+
+    def heard(event: object) -> None:
+        if isinstance(event, ChildEvent) and isinstance(event.event, SessionClosed):
+            closed[event.path] = event.event.state
+
+    ask = gated_team(depth, lambda _: None)
+    async with all_waiting(ask, heard=heard) as session:
+        session.cancel("enough")
+        with anyio.fail_after(10):
+            await session.turn_done()
+    assert len(closed) == len(TOPICS) * depth
+    for path, child in closed.items():  # the last time each child closed, its turn had ended
+        ended_by_the_caller(child, path[-1])
+
+
+async def test_a_root_cancelled_in_its_log_alone_ends_its_waiting_childrens_turns_when_it_reopens(
+    tmp_path: Path,
+) -> None:
+    # As if the process died right after the root's cancellation was committed, before its children heard of it.
+    store = SqliteStore(tmp_path / "team.db")
+    ask = gated_team(2, lambda _: None)
+    async with all_waiting(ask, store):
+        pass
+    journal = SessionJournal.open(store, "plan")
+    try:
+        journal.append([ReActCancelled(timestamp=journal.state.timestamp, reason="enough")])
+    finally:
+        journal.close()
+    async with open_session(store, "plan", ScriptedModel(planner), tools=[ask]):
+        pass  # reopened and closed: what the last turn left waiting is ended as the session runs
+    for topic in TOPICS:
+        for child_id in (f"plan:ask-{topic}", f"plan:ask-{topic}:deep-1"):
+            ended_by_the_caller(replay_session(store, child_id).state, child_id)

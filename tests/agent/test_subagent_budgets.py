@@ -311,3 +311,40 @@ def test_the_roll_up_of_random_children_is_their_sum(lookups: list[int]) -> None
     state, expected = anyio.run(_tree, lookups)
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
     assert state.children_spent == expected
+
+
+def unpriced_children(**config: Any) -> Agent:
+    """A priced planner whose researcher children run a model nobody can price (``pricing=None``)."""
+    clock = ManualClock()
+    child = Agent(ScriptedModel(priced_researcher), tools=[lookup], clock=clock, pricing=None)
+    model = ScriptedModel([call_tools(*(("research", {"task": t}, f"ask-{t}") for t in TOPICS), usage=CALL), say("ok")])
+    return Agent(
+        model, tools=[child.as_tool("research", "R.")], clock=clock, pricing=cents, config=AgentConfig(**config)
+    )
+
+
+async def test_a_child_that_cannot_be_priced_leaves_the_callers_cost_unknown_not_zero() -> None:
+    async with unpriced_children().running() as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+    for topic in TOPICS:  # each call's report says its child's cost is unknown
+        assert state.tool_calls[f"ask-{topic}"].child_spent == Spend(
+            model_calls=2, tool_calls=1, tokens=800, unpriced=True
+        )
+    assert state.children_spent == Spend(model_calls=4, tool_calls=2, tokens=1600, unpriced=True)
+    assert spent(state).unpriced and spent(state).cost == state.cost  # the planner's own cost, and more unknown
+
+
+async def test_a_caller_with_a_cost_budget_ends_its_turn_when_a_child_cannot_be_priced() -> None:
+    async with unpriced_children(max_cost=nanos("1")).running() as session:
+        session.send("pets")
+        with anyio.fail_after(10):
+            state = await session.turn_done()
+    outcome = state.last_outcome
+    assert outcome is not None and (outcome.kind, outcome.reason) == ("failed", "unpriced")
+    assert outcome.detail == (
+        "a model call of a child session could not be priced, so the cost budgets cannot be kept; "
+        "give the child's agent a pricing"
+    )

@@ -5,8 +5,6 @@ uninterrupted run's."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -15,10 +13,10 @@ import pytest
 from agent_core import state_hash
 from effects import EventStore, load_state, open_store, replay_session
 
+from ._process import run
 from ._team import TOPICS, conversation
 
-CHILD = Path(__file__).with_name("_team_child.py")
-ROOT = Path(__file__).resolve().parents[2]
+CHILD = "_team_child.py"
 
 
 def sessions(planner: str) -> tuple[str, ...]:
@@ -26,30 +24,16 @@ def sessions(planner: str) -> tuple[str, ...]:
     return (planner, *(f"{planner}:ask-{topic}" for topic in TOPICS))
 
 
-def run(target: str, runs: Path, session: str, plan: str = "") -> int:
-    """Run the planner's process to its end or its death; returns its exit code (negative: that signal)."""
-    process = subprocess.run(
-        [sys.executable, str(CHILD), target, str(runs), session, *([plan] if plan else [])],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    if process.returncode not in (0, -signal.SIGKILL):
-        raise AssertionError(f"plan {plan!r} failed ({process.returncode}):\n{process.stderr.decode()}")
-    return process.returncode
-
-
 def crash_and_resume(target: str, runs: Path, plan: str) -> None:
     """Run the planner uninterrupted (session ``reference``), then killed where ``plan`` says and run again
     (session ``crashed``); compare every session of the two trees."""
-    assert run(target, runs.with_name("reference-runs"), "reference") == 0
-    assert run(target, runs, "crashed", plan) == -signal.SIGKILL
+    assert run(CHILD, target, runs.with_name("reference-runs"), "reference") == 0
+    assert run(CHILD, target, runs, "crashed", plan) == -signal.SIGKILL
 
     store: EventStore = open_store(target, readonly=True)
     before = {session: load_state(store, session) for session in sessions("crashed")}
     assert all(state.turn is not None for state in before.values())  # killed mid-turn, children included
-    assert run(target, runs, "crashed") == 0
+    assert run(CHILD, target, runs, "crashed") == 0
 
     store = open_store(target, readonly=True)
     for session, reference in zip(sessions("crashed"), sessions("reference"), strict=True):

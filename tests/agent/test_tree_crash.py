@@ -5,8 +5,6 @@ committed is lost, no non-idempotent tool runs twice, and every session ends as 
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -16,36 +14,22 @@ from agent_core import state_hash
 from effects import EventStore, load_state, open_store, replay_session
 
 from ._deep_team import lookups, sessions
+from ._process import run
 from ._team import conversation
 
-CHILD = Path(__file__).with_name("_deep_team_child.py")
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(target: str, runs: Path, session: str, plan: str = "") -> int:
-    """Run the tree's process to its end or its death; returns its exit code (negative: that signal)."""
-    process = subprocess.run(
-        [sys.executable, str(CHILD), target, str(runs), session, *([plan] if plan else [])],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    if process.returncode not in (0, -signal.SIGKILL):
-        raise AssertionError(f"plan {plan!r} failed ({process.returncode}):\n{process.stderr.decode()}")
-    return process.returncode
+CHILD = "_deep_team_child.py"
 
 
 def crash_and_resume(target: str, runs: Path, plan: str) -> None:
     """Run the tree uninterrupted (root ``reference``), then killed where ``plan`` says and run again (root
     ``crashed``); compare every session of the two trees."""
-    assert run(target, runs.with_name("reference-runs"), "reference") == 0
-    assert run(target, runs, "crashed", plan) == -signal.SIGKILL
+    assert run(CHILD, target, runs.with_name("reference-runs"), "reference") == 0
+    assert run(CHILD, target, runs, "crashed", plan) == -signal.SIGKILL
 
     store: EventStore = open_store(target, readonly=True)
     before = {session: load_state(store, session) for session in sessions("crashed")}
     assert before["crashed"].turn is not None  # killed mid-turn
-    assert run(target, runs, "crashed") == 0
+    assert run(CHILD, target, runs, "crashed") == 0
 
     store = open_store(target, readonly=True)
     for session, reference in zip(sessions("crashed"), sessions("reference"), strict=True):

@@ -393,3 +393,41 @@ async def test_an_effect_whose_scope_is_cancelled_before_its_task_first_ran_goes
         with anyio.fail_after(5):
             await m.settled()
         assert m.current().count == 1
+
+
+async def cleanup_fails(dispatch: Dispatch) -> None:
+    """An effect whose task group's task raises as it is cancelled: its error comes in a group with the cancellation."""
+
+    async def child() -> None:
+        try:
+            await idle(dispatch)
+        finally:
+            raise KeyError("cleanup bug")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(child)
+        await idle(dispatch)
+
+
+async def test_a_bug_stops_the_machine_as_itself_while_another_effect_fails_as_it_is_cancelled() -> None:
+    async def failing(dispatch: Dispatch) -> None:
+        raise ValueError("the bug")
+
+    m, timeline = machine(jobs={"failing": failing, "cleanup": cleanup_fails})
+    with pytest.raises(ValueError, match="the bug") as caught:  # as under asyncio: the first bug, not a group
+        async with m.running():
+            m.dispatch(StartJob("cleanup"))
+            await m.settled()
+            m.dispatch(StartJob("failing"))
+            await m.settled()
+    assert caught.value.__notes__ == ["raised by effect 'job:failing' ('failing')"]
+    assert [failure.key for failure in timeline.of(EffectFailed)] == ["job:failing"]
+
+
+async def test_an_effect_failing_as_the_machine_stops_it_ends_it_like_any_cancelled_effect() -> None:
+    m, timeline = machine(jobs={"cleanup": cleanup_fails})
+    async with m.running():
+        m.dispatch(StartJob("cleanup"))
+        await m.settled()
+    assert timeline.of(EffectFailed) == []
+    assert [event.key for event in timeline.of(EffectCanceled)] == ["job:cleanup"]
