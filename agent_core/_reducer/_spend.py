@@ -3,6 +3,8 @@ cost budgets read (``_turns.settle``). Shared by every input that ends a model c
 
 from __future__ import annotations
 
+from typing import Any
+
 from msgspec.structs import replace
 
 from .._encodable import MAX_COUNT
@@ -91,27 +93,35 @@ def session_spend(state: AgentState, cost: int | None) -> int:
     return state.cost + (cost or 0)
 
 
+def turn_counted(
+    state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected | AnsweredInside, **changes: Any
+) -> Turn:
+    """The turn with the model call counted (its tokens and cost, a new context revision, attempts reset), then
+    ``changes``."""
+    usage = inp.usage
+    cost, unpriced = turn_spend(state, turn, inp.cost)
+    counted: dict[str, Any] = {
+        "model_calls": turn.model_calls + 1,
+        "tokens": turn.tokens + usage.input_tokens + usage.output_tokens,
+        "attempt": 0,
+        "context_rev": turn.context_rev + 1,
+        "cost": cost,
+        "unpriced": unpriced,
+    }
+    return replace(turn, **(counted | changes))
+
+
 def counted_inside(state: AgentState, turn: Turn, inp: AnsweredInside) -> tuple[AgentState, Turn]:
-    """The state and the turn with a model call answered inside the session counted (once its usage and cost
-    are checked): one model call, its tokens and its cost, attempts reset, a new context revision.
+    """The state and the turn with a model call answered inside the session counted, once its usage and cost
+    are checked: the turn as :func:`turn_counted` makes it, the session's tokens and cost.
 
     A call that reported neither tokens nor a cost (as every such input logged before they carried them) leaves
     the turn's ``unpriced`` as it was: it cost nothing that could be priced.
     """
     check_spend(state, inp)
     usage = inp.usage
-    cost, unpriced = turn_spend(state, turn, inp.cost)
-    if inp.cost is None and not (usage.input_tokens or usage.output_tokens):
-        unpriced = turn.unpriced
-    turn = replace(
-        turn,
-        model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
-        attempt=0,
-        context_rev=turn.context_rev + 1,
-        cost=cost,
-        unpriced=unpriced,
-    )
+    nothing_reported = inp.cost is None and not (usage.input_tokens or usage.output_tokens)
+    turn = turn_counted(state, turn, inp, **({"unpriced": turn.unpriced} if nothing_reported else {}))
     state = replace(
         state,
         input_tokens=state.input_tokens + usage.input_tokens,

@@ -8,8 +8,9 @@ from .._inputs import AnswerRejected
 from .._output import MAX_OUTPUT_PROBLEMS, MAX_PROBLEM_CHARS, problems_text, rejection_note
 from .._state import AgentState, Message, Turn
 from ._common import reject, require_new_message_id, require_not_summarizing, require_thinking
+from ._spend import turn_counted
 from ._turns import append_message, end_turn, settle
-from .on_re_act_observed import _counted, _turn_counted, _validate
+from .on_re_act_observed import _counted, _validate
 
 EMPTY_ANSWERS_RETRIED = 1
 """How many empty replies a turn asks again after (with a note); the next one fails it with ``empty-answer``."""
@@ -35,12 +36,12 @@ def on_answer_rejected(state: AgentState, inp: AnswerRejected) -> AgentState:
     if state.compaction is not None:
         state = replace(state, compaction=replace(state.compaction, last_input_tokens=inp.usage.input_tokens))
     if inp.reason == "invalid-output":
-        turn = _turn_counted(state, turn, inp, output_retries=turn.output_retries + 1)
+        turn = turn_counted(state, turn, inp, output_retries=turn.output_retries + 1)
         spent = turn.output_retries > state.config.max_output_retries
         detail = f"the answer did not match the output schema ({_attempts(turn.output_retries)}): "
         detail += problems_text(inp.problems)
     else:
-        turn = _turn_counted(state, turn, inp, empty_answers=turn.empty_answers + 1)
+        turn = turn_counted(state, turn, inp, empty_answers=turn.empty_answers + 1)
         spent = turn.empty_answers > EMPTY_ANSWERS_RETRIED
         detail = f"the model's reply had no text and no tool call ({_attempts(turn.empty_answers)})"
     state = _counted(state, inp, turn)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from msgspec.structs import replace
 
 from .._inputs import AnswerRejected, CompleteReAct, ReActObserved, ToolCallRequest
@@ -13,7 +11,7 @@ from .._state import AgentState, Message, Turn
 from ._common import reject, require_not_streaming, require_not_summarizing, require_thinking
 from ._items import check_items
 from ._records import record_requests, records
-from ._spend import check_spend, session_spend, turn_spend
+from ._spend import check_spend, session_spend, turn_counted
 from ._stuck import Repeats, count_repeats
 from ._turns import end_turn, exhaust, final_answer_used_tools, settle
 from ._workflow import Tripped, judge_batch
@@ -83,7 +81,7 @@ def _continue(
     step = state.step + 1
     usage = inp.usage
     calls, log, opened, awaiting = records(state, turn, requests, step, inp.timestamp, judged, inp.items)
-    turn = _turn_counted(
+    turn = turn_counted(
         state,
         turn,
         inp,
@@ -104,22 +102,6 @@ def _continue(
         tool_calls=calls,
         tool_call_log=log,
         cost=session_spend(state, inp.cost),
-    )
-
-
-def _turn_counted(state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected, **changes: Any) -> Turn:
-    """The turn with the model call counted (its tokens, a new context revision, attempts reset)."""
-    usage = inp.usage
-    cost, unpriced = turn_spend(state, turn, inp.cost)
-    return replace(
-        turn,
-        model_calls=turn.model_calls + 1,
-        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
-        attempt=0,
-        context_rev=turn.context_rev + 1,
-        cost=cost,
-        unpriced=unpriced,
-        **changes,
     )
 
 
@@ -149,7 +131,7 @@ def _complete(state: AgentState, inp: ReActObserved, turn: Turn) -> AgentState:
     The turn's counters are kept (in ``last_outcome.spent``) only by a child session and a turn whose children
     spent, so only those count the last call into them."""
     if state.config.lineage is not None or turn.children_spent is not None:
-        turn = _turn_counted(state, turn, inp)
+        turn = turn_counted(state, turn, inp)
     return end_turn(_counted(state, inp, turn), "completed", turn.exhausted, output=inp.output)
 
 
@@ -157,7 +139,7 @@ def _guarded(
     state: AgentState, inp: ReActObserved, turn: Turn, requests: dict[str, ToolCallRequest], tripped: Tripped
 ) -> AgentState:
     """Count the call, record the batch as not run, and end the turn (or ask for a final answer)."""
-    turn = _turn_counted(state, turn, inp)
+    turn = turn_counted(state, turn, inp)
     state = record_requests(_counted(state, inp, turn), turn, requests, tripped.detail, inp.items)
     if tripped.reason == "final-answer":
         return final_answer_used_tools(state)
