@@ -1,0 +1,47 @@
+"""A tree of agents the Temporal tests run (``--agent temporal._tree_agent:agent``, with ``tests`` on the path).
+
+The planner's user message is a number ``n``: its model calls the agent tool
+``research`` twice in parallel, with ``n`` and ``n + 1``, then answers with
+both answers. Each researcher is the failover scenario's agent (see
+``_failover_agent``): rounds of ``double`` (idempotent) and ``record`` (not
+idempotent, counted in the runs file) in parallel, then the doubles.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContext
+from effects import Agent, ModelReply, ModelToolCall
+from effects.testing import ScriptedModel, say
+
+from ._failover_agent import answer, double, record
+
+
+def plan(context: LlmContext) -> ModelReply:
+    """Ask two researchers in parallel, then answer with what they said."""
+    asked = next(e.content for e in context.entries if isinstance(e, ContextMessage) and e.role == "user")
+    results = [e.content for e in context.entries if isinstance(e, ContextToolResult) and e.name == "research"]
+    if results:
+        return say(f"{asked}: " + " | ".join(results))
+    return ModelReply(
+        tool_calls=tuple(
+            ModelToolCall(id=f"research-{k}", name="research", arguments=json.dumps({"task": str(int(asked) + k)}))
+            for k in range(2)
+        )
+    )
+
+
+def researcher() -> Agent:
+    """The child agent: the failover scenario's."""
+    return Agent(ScriptedModel(answer, keep_calls=False), tools=[double, record], config=AgentConfig(max_tool_calls=20))
+
+
+def planner(child: Agent) -> Agent:
+    """The parent agent, its researcher offered as the agent tool ``research``."""
+    research = child.as_tool("research", "Ask a researcher about a number.")
+    return Agent(ScriptedModel(plan, keep_calls=False), tools=[research], config=AgentConfig(max_tool_calls=40))
+
+
+agent = planner(researcher())
+"""What each worker runs."""
