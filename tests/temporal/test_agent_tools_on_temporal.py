@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import signal
 import uuid
+from pathlib import Path
 
 import pytest
+from temporal_server import start_workers, stop_workers
 from temporalio.client import Client
 
 from agent_core import AgentState, Lineage, Spend, UserMessageReceived, spent
-from effects import PostgresStore, load_state, replay_session
+from effects import PostgresStore, load_state, replay_session, session_exists
 from effects.temporal import session_worker, start_session, submit, turn_done
 
 from ._tree_agent import planner, researcher
+from .test_failover import settled
+
+AGENT = "temporal._tree_agent:agent"
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -63,3 +71,50 @@ async def test_parallel_calls_of_an_agent_tool_run_as_child_workflows(temporal_s
     assert both.model_calls > 0 and final.children_spent == both
     assert spent(final).model_calls == 2 + both.model_calls  # the planner's own two model calls, and its children's
     store.close()
+
+
+SESSIONS = 6
+
+
+async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: str, tmp_path: Path) -> None:
+    """The failover scenario with trees: two worker processes, one killed with SIGKILL while children are
+    mid-call. Every session of every tree finishes, every log verifies, no call of ``record`` runs twice."""
+    runs = tmp_path / "runs.txt"
+    queue = f"q-{uuid.uuid4().hex}"
+    processes = start_workers(
+        2, temporal_server.address, postgres_dsn, queue, agent=AGENT, env={"AGENT_CORE_RUNS_FILE": str(runs)}
+    )
+    client = await Client.connect(temporal_server.address)
+    store = PostgresStore(postgres_dsn)
+    try:
+        prefix = f"tree-failover-{uuid.uuid4().hex[:8]}"
+        ids = [f"{prefix}-{i}" for i in range(SESSIONS)]
+
+        async def begin(session_id: str, n: int) -> int:
+            await start_session(client, session_id, task_queue=queue, heartbeat_ms=2000)
+            return await submit(
+                client, session_id, UserMessageReceived(timestamp=0, message_id="user-1", content=str(n))
+            )
+
+        accepted = await asyncio.gather(*(begin(s, 10 * i) for i, s in enumerate(ids)))
+        children = [f"{s}:research-{k}" for s in ids for k in range(2)]
+        await turn_done(store, children[0], 2)  # a child's turn is over, the others' under way: kill a worker now
+        processes[0].send_signal(signal.SIGKILL)
+        open_turns = sum(session_exists(store, c) and load_state(store, c).turn is not None for c in children)
+        assert open_turns > 0, "every child finished before the kill: the scenario tested nothing"
+
+        finals = [await settled(client, store, s, seq, processes) for s, seq in zip(ids, accepted, strict=True)]
+        expected = await asyncio.gather(*(in_memory(10 * i) for i in range(SESSIONS)))
+        for session_id, final, reference in zip(ids, finals, expected, strict=True):
+            assert final.last_outcome is not None and final.last_outcome.kind == "completed", session_id
+            assert conversation(final) == reference, session_id
+        for session_id in [*ids, *children]:
+            state = load_state(store, session_id)
+            assert state.turn is None and state.last_outcome is not None, session_id
+            assert state.last_outcome.kind == "completed", session_id
+            assert replay_session(store, session_id, verify=True).state == state
+        ran = collections.Counter(runs.read_text().split())
+        assert ran and max(ran.values()) == 1, [key for key, n in ran.items() if n > 1]
+    finally:
+        stop_workers(processes)
+        store.close()
