@@ -6,15 +6,19 @@ import asyncio
 import collections
 import signal
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporal_server import start_workers, stop_workers
 from temporalio.client import Client
 
-from agent_core import AgentState, Lineage, Spend, UserMessageReceived, spent
-from effects import PostgresStore, load_state, replay_session, session_exists
+from agent_core import AgentState, Lineage, ReActCancelled, Spend, ToolFailure, UserMessageReceived, spent
+from effects import Agent, PostgresStore, load_state, replay_session, session_exists, tool
 from effects.temporal import session_worker, start_session, submit, turn_done
+from effects.testing import ScriptedModel, call_tools, say
 
 from ._tree_agent import planner, researcher
 from .test_failover import settled
@@ -117,4 +121,90 @@ async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: st
         assert ran and max(ran.values()) == 1, [key for key, n in ran.items() if n > 1]
     finally:
         stop_workers(processes)
+        store.close()
+
+
+async def test_cancelling_the_parents_turn_ends_the_childs_turn_in_its_log(temporal_server, postgres_dsn: str) -> None:
+    began, cancelled = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def wait_forever() -> str:
+        """Never returns on its own."""
+        began.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "unreachable"
+
+    child = Agent(ScriptedModel([call_tools(("wait_forever", {}, "w-1"))]), tools=[wait_forever])
+    helper = child.as_tool("helper", "Helps.")
+    root = f"cancel-tree-{uuid.uuid4().hex[:8]}"
+    async with tree_worker(
+        temporal_server.address, postgres_dsn, [call_tools(("helper", {"task": "go"}, "h-1"))], helper
+    ) as (
+        client,
+        store,
+        queue,
+    ):
+        await start_session(client, root, task_queue=queue)
+        await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="help"))
+        await began.wait()
+        seq = await submit(client, root, ReActCancelled(timestamp=0, reason="enough"))
+        parent = await turn_done(store, root, seq)
+        await asyncio.wait_for(cancelled.wait(), timeout=30)  # the child's activity, with its next heartbeat
+        state = await asyncio.wait_for(turn_done(store, f"{root}:h-1", 2), timeout=30)
+        replayed = replay_session(store, f"{root}:h-1", verify=True).state
+    assert parent.last_outcome is not None and parent.last_outcome.kind == "cancelled"
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    assert state.last_outcome.detail == "the calling turn was cancelled"
+    assert isinstance(state.tool_calls["w-1"].result, ToolFailure)  # its dangling call closed
+    assert replayed == state
+
+
+async def test_a_child_waiting_for_approval_fails_the_call_with_a_reason(temporal_server, postgres_dsn: str) -> None:
+    @tool(requires_approval=True)
+    def refund(order: str) -> str:
+        """Refund an order."""
+        return f"refunded {order}"
+
+    child = Agent(ScriptedModel([call_tools(("refund", {"order": "o-1"}))]), tools=[refund])
+    helper = child.as_tool("helper", "Helps.")
+    root = f"approve-tree-{uuid.uuid4().hex[:8]}"
+    script = [call_tools(("helper", {"task": "refund o-1"}, "h-1")), say("Could not.")]
+    async with tree_worker(temporal_server.address, postgres_dsn, script, helper) as (client, store, queue):
+        await start_session(client, root, task_queue=queue)
+        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="refund"))
+        parent = await turn_done(store, root, seq)
+        child_state = load_state(store, f"{root}:h-1")
+    result = parent.tool_calls["h-1"].result
+    assert isinstance(result, ToolFailure) and "cannot pass a decision" in result.error, result
+    assert parent.messages[-1].content == "Could not."
+    assert child_state.last_outcome is not None and child_state.last_outcome.kind == "cancelled"
+
+
+async def test_a_worker_refuses_two_agents_behind_one_agent_tool_name(temporal_server, postgres_dsn: str) -> None:
+    client = await Client.connect(temporal_server.address)
+    store = PostgresStore(postgres_dsn)
+    inner = researcher().as_tool("research", "Ask a researcher.")
+    middle = Agent(ScriptedModel([say("hi")]), tools=[inner]).as_tool("team", "Ask a team.")
+    other = Agent(ScriptedModel([say("hi")]), tools=[middle]).as_tool("research", "Ask another researcher.")
+    with pytest.raises(ValueError, match="two agent tools named 'research' run different agents"):
+        session_worker(client, store, ScriptedModel([say("hi")]), tools=[other])
+    store.close()
+
+
+@asynccontextmanager
+async def tree_worker(
+    address: str, dsn: str, script: list[Any], helper: Any
+) -> AsyncIterator[tuple[Client, PostgresStore, str]]:
+    """A worker in this process whose agent's model follows ``script`` and has the agent tool ``helper``."""
+    client = await Client.connect(address)
+    store = PostgresStore(dsn)
+    queue = f"q-{uuid.uuid4().hex}"
+    try:
+        async with session_worker(client, store, ScriptedModel(script), tools=[helper], task_queue=queue):
+            yield client, store, queue
+    finally:
         store.close()
