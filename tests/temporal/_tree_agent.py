@@ -2,20 +2,35 @@
 
 The planner's user message is a number ``n``: its model calls the agent tool
 ``research`` twice in parallel, with ``n`` and ``n + 1``, then answers with
-both answers. Each researcher is the failover scenario's agent (see
+both answers. Each researcher answers as the failover scenario's agent (see
 ``_failover_agent``): rounds of ``double`` (idempotent) and ``record`` (not
-idempotent, counted in the runs file) in parallel, then the doubles.
+idempotent) in parallel, then the doubles. Its ``record`` notes each run in
+the runs file when it *starts*, so a run cut short by a killed worker and run
+again shows twice.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
 from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContext
-from effects import Agent, ModelReply, ModelToolCall
+from effects import Agent, ModelReply, ModelToolCall, tool
 from effects.testing import ScriptedModel, say
 
-from ._failover_agent import answer, double, record
+from ._failover_agent import TOOL_SECONDS, answer, double
+
+
+@tool
+async def record(key: str) -> str:
+    """Note that ``key`` was recorded: one line per run in the runs file, written as the run starts."""
+    path = os.environ.get("AGENT_CORE_RUNS_FILE")
+    if path:
+        with open(path, "a", encoding="utf-8") as runs:
+            runs.write(key + "\n")
+    await asyncio.sleep(TOOL_SECONDS)
+    return "recorded"
 
 
 def plan(context: LlmContext) -> ModelReply:

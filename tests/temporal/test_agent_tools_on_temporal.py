@@ -15,7 +15,17 @@ import pytest
 from temporal_server import start_workers, stop_workers
 from temporalio.client import Client
 
-from agent_core import AgentState, Lineage, ReActCancelled, Spend, ToolFailure, UserMessageReceived, spent
+from agent_core import (
+    AgentState,
+    Lineage,
+    ReActCancelled,
+    Spend,
+    ToolFailure,
+    UserMessageReceived,
+    decode_input,
+    spent,
+    tag_of,
+)
 from effects import Agent, PostgresStore, load_state, replay_session, session_exists, tool
 from effects.temporal import session_worker, start_session, submit, turn_done
 from effects.testing import ScriptedModel, call_tools, say
@@ -85,9 +95,8 @@ async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: st
     mid-call. Every session of every tree finishes, every log verifies, no call of ``record`` runs twice."""
     runs = tmp_path / "runs.txt"
     queue = f"q-{uuid.uuid4().hex}"
-    processes = start_workers(
-        2, temporal_server.address, postgres_dsn, queue, agent=AGENT, env={"AGENT_CORE_RUNS_FILE": str(runs)}
-    )
+    env = {"AGENT_CORE_RUNS_FILE": str(runs), "AGENT_CORE_TOOL_SECONDS": "0.3"}  # long enough to be cut short
+    processes = start_workers(2, temporal_server.address, postgres_dsn, queue, agent=AGENT, env=env)
     client = await Client.connect(temporal_server.address)
     store = PostgresStore(postgres_dsn)
     try:
@@ -102,7 +111,7 @@ async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: st
 
         accepted = await asyncio.gather(*(begin(s, 10 * i) for i, s in enumerate(ids)))
         children = [f"{s}:research-{k}" for s in ids for k in range(2)]
-        await turn_done(store, children[0], 2)  # a child's turn is over, the others' under way: kill a worker now
+        await calls_started(store, children[0])  # children's first calls under way, on both workers: kill one now
         processes[0].send_signal(signal.SIGKILL)
         open_turns = sum(session_exists(store, c) and load_state(store, c).turn is not None for c in children)
         assert open_turns > 0, "every child finished before the kill: the scenario tested nothing"
@@ -119,6 +128,12 @@ async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: st
             assert replay_session(store, session_id, verify=True).state == state
         ran = collections.Counter(runs.read_text().split())
         assert ran and max(ran.values()) == 1, [key for key, n in ran.items() if n > 1]
+        cut = sum(
+            r.result is not None and isinstance(r.result, ToolFailure)
+            for c in children
+            for r in load_state(store, c).tool_calls.values()
+        )
+        print(f"{open_turns} of {len(children)} children under way at the kill; {cut} calls cut short by it")
     finally:
         stop_workers(processes)
         store.close()
@@ -193,6 +208,18 @@ async def test_a_worker_refuses_two_agents_behind_one_agent_tool_name(temporal_s
     with pytest.raises(ValueError, match="two agent tools named 'research' run different agents"):
         session_worker(client, store, ScriptedModel([say("hi")]), tools=[other])
     store.close()
+
+
+async def calls_started(store: PostgresStore, session_id: str) -> None:
+    """Return once the session's log has a ``tool-call-started`` (woken by the store's notifications)."""
+    seen = 0
+    async with store.listen() as listener:
+        while True:
+            length = await listener.wait_for_inputs(session_id, seen)
+            tags = [tag_of(decode_input(r.data, format="msgpack")) for r in store.read(session_id, seen + 1, length)]
+            if "tool-call-started" in tags:
+                return
+            seen = length
 
 
 @asynccontextmanager
