@@ -2,11 +2,12 @@
 
 The planner's user message is a number ``n``: its model calls the agent tool
 ``research`` twice in parallel, with ``n`` and ``n + 1``, then answers with
-both answers. Each researcher answers as the failover scenario's agent (see
-``_failover_agent``): rounds of ``double`` (idempotent) and ``record`` (not
-idempotent) in parallel, then the doubles. Its ``record`` notes each run in
-the runs file when it *starts*, so a run cut short by a killed worker and run
-again shows twice.
+both answers. Each researcher runs rounds of ``double`` (idempotent) and ``record`` (not
+idempotent) in parallel, as the failover scenario's agent does (see
+``_failover_agent``), then answers with the doubles: one round for an even
+number, two for an odd one, so the two children of a planner end at different
+times. Its ``record`` notes each run in the runs file when it *starts*, so a run
+cut short by a killed worker and run again shows twice.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContex
 from effects import Agent, ModelReply, ModelToolCall, tool
 from effects.testing import ScriptedModel, say
 
-from ._failover_agent import TOOL_SECONDS, answer, double
+from ._failover_agent import TOOL_SECONDS, double
 
 
 @tool
@@ -47,9 +48,27 @@ def plan(context: LlmContext) -> ModelReply:
     )
 
 
+def research(context: LlmContext) -> ModelReply:
+    """The next round's two calls, or the answer once its rounds are done (one for even numbers, two for odd)."""
+    asked = next(e.content for e in context.entries if isinstance(e, ContextMessage) and e.role == "user")
+    doubles = [e.content for e in context.entries if isinstance(e, ContextToolResult) and e.name == "double"]
+    k = len(doubles)
+    if k == 1 + int(asked) % 2:
+        return say(f"{asked}: " + ", ".join(doubles))
+    n = int(asked) + k
+    return ModelReply(
+        tool_calls=(
+            ModelToolCall(id=f"double-{k}", name="double", arguments=json.dumps({"n": n})),
+            ModelToolCall(id=f"record-{k}", name="record", arguments=json.dumps({"key": f"{asked}-{k}"})),
+        )
+    )
+
+
 def researcher() -> Agent:
-    """The child agent: the failover scenario's."""
-    return Agent(ScriptedModel(answer, keep_calls=False), tools=[double, record], config=AgentConfig(max_tool_calls=20))
+    """The child agent."""
+    return Agent(
+        ScriptedModel(research, keep_calls=False), tools=[double, record], config=AgentConfig(max_tool_calls=20)
+    )
 
 
 def planner(child: Agent) -> Agent:

@@ -21,6 +21,7 @@ from agent_core import (
     ReActCancelled,
     Spend,
     ToolFailure,
+    ToolSuccess,
     UserMessageReceived,
     decode_input,
     spent,
@@ -58,7 +59,10 @@ async def in_memory(n: int) -> list[tuple[str, str]]:
         return conversation(await session.turn_done())
 
 
-async def test_parallel_calls_of_an_agent_tool_run_as_child_workflows(temporal_server, postgres_dsn: str) -> None:
+@pytest.mark.parametrize("continue_every", [200, 3])  # 3: parent and children continue as new, mid-turn
+async def test_parallel_calls_of_an_agent_tool_run_as_child_workflows(
+    temporal_server, postgres_dsn: str, continue_every: int
+) -> None:
     client = await Client.connect(temporal_server.address)
     store = PostgresStore(postgres_dsn)
     queue = f"q-{uuid.uuid4().hex}"
@@ -66,9 +70,12 @@ async def test_parallel_calls_of_an_agent_tool_run_as_child_workflows(temporal_s
     agent = planner(researcher())
     tools = [agent.toolbox[name] for name in agent.toolbox.names()]
     async with session_worker(client, store, agent.model, tools=tools, config=agent.config, task_queue=queue):
-        await start_session(client, root, task_queue=queue)
+        await start_session(client, root, task_queue=queue, continue_every=continue_every)
         seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="10"))
-        final = await turn_done(store, root, seq)
+        final = await asyncio.wait_for(turn_done(store, root, seq), timeout=60)
+        started = await children_started(client, root)
+    # Each child workflow was started once: a run waits for its children before it continues as new.
+    assert started == 2
     assert final.last_outcome is not None and final.last_outcome.kind == "completed"
     assert conversation(final) == await in_memory(10)  # the planner answers with both researchers' answers
     children = [f"{root}:research-{k}" for k in range(2)]  # <calling session id>:<tool call id>
@@ -79,6 +86,9 @@ async def test_parallel_calls_of_an_agent_tool_run_as_child_workflows(temporal_s
         )
         assert conversation(state)[0] == ("user", str(10 + k))
         assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+        # Each call ran once, to its end: no child was stopped and started again (a run that continued as new
+        # while its children ran would have ended them, and their reopened logs would close `record` as interrupted).
+        assert all(isinstance(call.result, ToolSuccess) for call in state.tool_calls.values())
     for session_id in [root, *children]:
         assert replay_session(store, session_id, verify=True).state == load_state(store, session_id)
     both = added(spent(states[0]), spent(states[1]))
@@ -208,6 +218,17 @@ async def test_a_worker_refuses_two_agents_behind_one_agent_tool_name(temporal_s
     with pytest.raises(ValueError, match="two agent tools named 'research' run different agents"):
         session_worker(client, store, ScriptedModel([say("hi")]), tools=[other])
     store.close()
+
+
+async def children_started(client: Client, workflow_id: str) -> int:
+    """How many child workflows the runs of ``workflow_id`` started, over its chain of continue-as-new."""
+    started, run_id = 0, ""
+    while True:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id or None).fetch_history()
+        started += sum(e.HasField("start_child_workflow_execution_initiated_event_attributes") for e in history.events)
+        run_id = history.events[0].workflow_execution_started_event_attributes.continued_execution_run_id
+        if not run_id:
+            return started
 
 
 async def calls_started(store: PostgresStore, session_id: str) -> None:
