@@ -22,6 +22,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
+    import msgspec
     from msgspec import json as msgjson
     from msgspec.structs import replace as replace_struct
 
@@ -31,9 +32,11 @@ with workflow.unsafe.imports_passed_through():
         AgentState,
         CallLlm,
         CallTool,
+        ChildSpent,
         Effect,
         Lineage,
         LlmCallFailed,
+        Spend,
         TimerFired,
         ToolCallCompleted,
         ToolCallStarted,
@@ -47,9 +50,10 @@ with workflow.unsafe.imports_passed_through():
     from .._machine import reconcile, stuck_effect
     from .._store import child_session_id
     from ._pending import Pending
-    from ._wire import CALL_LLM, CALL_TOOL, WORKFLOW, ChildAgent, EffectRef, SessionArgs, ToolCall
+    from ._wire import CALL_LLM, CALL_TOOL, WORKFLOW, ChildAgent, EffectRef, SessionArgs, SpendReport, ToolCall
 
 _CONFIG = msgjson.Decoder(AgentConfig)
+_SPEND = msgjson.Decoder(Spend)
 
 RUN_TIMEOUT = timedelta(hours=1)
 """The longest a model or tool activity may run; a dead worker is found sooner, by its missed heartbeats."""
@@ -79,6 +83,7 @@ class WorkflowEffects:
         self._state, self._seq = state, seq
         self._running: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._tokens = 0
+        self._children_running: dict[str, int] = {}  # the token of each call running a child, by tool call id
 
     def reconcile(self, wanted: dict[str, Effect], *, start: bool) -> None:
         """Cancel what is no longer wanted; start what is new (unless ``start`` is false: the run is ending).
@@ -187,6 +192,7 @@ class WorkflowEffects:
         )
         config = msgjson.encode(replace_struct(_CONFIG.decode(child.config), lineage=below)).decode()
         args = replace(self._args, session_id=child_id, seq=0, config=config, agent=eff.name, arguments=eff.parameters)
+        self._children_running[eff.tool_call_id] = token
         try:
             results: list[str] = await workflow.execute_child_workflow(
                 WORKFLOW, args, id=child_id, result_type=list[str]
@@ -196,6 +202,8 @@ class WorkflowEffects:
             failure = ToolFailure(error=f"agent {eff.name!r} (child session {child_id!r}) failed: {cause}")
             self._push(ToolCallCompleted(timestamp=now_ms(), tool_call_id=eff.tool_call_id, result=failure), token)
             return
+        finally:
+            del self._children_running[eff.tool_call_id]
         for data in results:
             self._push(decode_input(data.encode(), format="json"), token)
 
@@ -223,6 +231,19 @@ class WorkflowEffects:
             return
         for data in results:
             self._push(decode_input(data.encode(), format="json"), token)
+
+    def child_spent(self, report: SpendReport) -> None:
+        """A running child's report of what it spent so far: a ``child-spent`` of its call (a report of a call
+        no longer running is dropped; one that cannot be read is logged and dropped)."""
+        token = self._children_running.get(report.tool_call_id)
+        if token is None:
+            return
+        try:
+            amount = _SPEND.decode(report.spent)
+        except msgspec.DecodeError as error:
+            workflow.logger.warning("session %s: a child's spend report is not a Spend: %s", self._session_id, error)
+            return
+        self._push(ChildSpent(timestamp=now_ms(), tool_call_id=report.tool_call_id, spent=amount), token)
 
     def _push(self, inp: AgentInput, token: int) -> Pending:
         item = Pending(inp, token)

@@ -22,6 +22,8 @@ OPEN, APPEND, CALL_LLM, CALL_TOOL = (
     "agent-core-call-llm",
     "agent-core-call-tool",
 )
+CHILD_SPENT = "agent-core-child-spent"
+"""The signal a child session's workflow sends its caller's as it spends (see :class:`SpendReport`)."""
 REJECTED = "agent-core-rejection"
 """The ``type`` of the ``ApplicationError`` a refused input comes back as (its detail: the Rejection's JSON)."""
 
@@ -138,3 +140,11 @@ class Submitted:
     """Where an input sent from outside landed: its sequence number in the session's log."""
 
     seq: int
+
+
+@dataclass(frozen=True)
+class SpendReport:
+    """What the child session run by the call ``tool_call_id`` has spent so far, in all (a ``Spend`` as JSON)."""
+
+    tool_call_id: str
+    spent: str

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         Phase,
         ReActCancelled,
         Rejection,
+        Spend,
         ToolCallApproved,
         ToolCallCompleted,
         ToolCallDenied,
@@ -55,7 +56,19 @@ with workflow.unsafe.imports_passed_through():
     from .._agent import CALLER_CANCELLED, child_result
     from ._effects import WorkflowEffects, now_ms
     from ._pending import Folded, Pending, fold, stamped
-    from ._wire import APPEND, OPEN, REJECTED, WORKFLOW, Appended, Batch, Loaded, SessionArgs, Submitted
+    from ._wire import (
+        APPEND,
+        CHILD_SPENT,
+        OPEN,
+        REJECTED,
+        WORKFLOW,
+        Appended,
+        Batch,
+        Loaded,
+        SessionArgs,
+        SpendReport,
+        Submitted,
+    )
 
 _T = TypeVar("_T")
 
@@ -115,6 +128,8 @@ class SessionWorkflow:
         self._ending = False
         self._effects: WorkflowEffects | None = None
         self._committing: asyncio.Future[None] | None = None
+        self._reported = Spend()  # what this child last told its caller it spent
+        self._signals: list[asyncio.Future[None]] = []
 
     @workflow.run
     async def run(self, args: SessionArgs) -> list[str]:
@@ -148,11 +163,25 @@ class SessionWorkflow:
                 # known) before the turn is ended after it.
                 self._committing = asyncio.ensure_future(self._commit(effects))
                 await asyncio.shield(self._committing)
+                if args.agent:
+                    self._report_spent()
                 self._ending = self._ending or self._seq - first >= args.continue_every
         except asyncio.CancelledError:
             await self._cancelled(effects)
             raise
+        await self._signalled()
         workflow.continue_as_new(replace(args, seq=self._seq, config=""))
+
+    def _report_spent(self) -> None:
+        """Tell the caller's workflow (a signal) what this child has spent so far, when it changed: its budgets
+        count it as it happens. The final total comes with the call's result as well."""
+        lineage, now = self._state.config.lineage, spent(self._state)
+        if lineage is None or now == self._reported:
+            return
+        self._reported = now
+        report = SpendReport(lineage.parent_tool_call_id, msgjson.encode(now).decode())
+        caller = workflow.get_external_workflow_handle(lineage.parent_session_id)
+        self._signals.append(asyncio.ensure_future(caller.signal(CHILD_SPENT, report)))
 
     async def _answer(self, agent: str, effects: WorkflowEffects) -> list[str]:
         """The child's turn ended (or waits for a decision, which its caller cannot give under Temporal: the
@@ -164,12 +193,23 @@ class SessionWorkflow:
             outcome = ToolFailure(error=f"agent {agent!r} waits for a decision; {NO_DECISIONS}")
         lineage = self._state.config.lineage
         call_id = lineage.parent_tool_call_id if lineage is not None else ""
+        await self._signalled()
         now = now_ms()
         answer = (
             ChildSpent(timestamp=now, tool_call_id=call_id, spent=spent(self._state)),
             ToolCallCompleted(timestamp=now, tool_call_id=call_id, result=outcome),
         )
         return [encode_input(inp, format="json").decode() for inp in answer]
+
+    async def _signalled(self) -> None:
+        """Wait for the spend reports sent; one that failed (the caller's workflow ended) is logged: the call's
+        result carries the final total anyway."""
+        for sent in self._signals:
+            try:
+                await sent
+            except Exception as error:  # an ApplicationError or a Temporal failure: said, not raised
+                workflow.logger.warning("a spend report to the caller failed: %s", error)
+        self._signals.clear()
 
     async def _cancelled(self, effects: WorkflowEffects) -> None:
         """The run was cancelled (the call running this child was closed): end the open turn as cancelled, in
@@ -245,6 +285,12 @@ class SessionWorkflow:
         """Return once the run has loaded the session (from then on ``submit``'s validator sees its state)."""
         await workflow.wait_condition(lambda: self._ready)
         return Submitted(seq=self._seq)
+
+    @workflow.signal(name=CHILD_SPENT)
+    def child_spent(self, report: SpendReport) -> None:
+        """A child session run by one of this session's calls reports what it has spent so far."""
+        if self._effects is not None:
+            self._effects.child_spent(report)
 
     @workflow.query(name="seq")
     def committed(self) -> int:

@@ -16,6 +16,7 @@ from temporal_server import start_workers, stop_workers
 from temporalio.client import Client
 
 from agent_core import (
+    AgentConfig,
     AgentState,
     Lineage,
     ReActCancelled,
@@ -186,6 +187,37 @@ async def test_cancelling_the_parents_turn_ends_the_childs_turn_in_its_log(tempo
     assert state.last_outcome.detail == "the calling turn was cancelled"
     assert isinstance(state.tool_calls["w-1"].result, ToolFailure)  # its dangling call closed
     assert replayed == state
+
+
+async def test_a_childs_spend_counts_toward_its_callers_budget_while_it_runs(
+    temporal_server, postgres_dsn: str
+) -> None:
+    @tool
+    def quick(n: int) -> str:
+        """Answers at once."""
+        return str(n)
+
+    @tool
+    async def wait_forever() -> str:
+        """Never returns on its own."""
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    script = [call_tools(*(("quick", {"n": n}) for n in range(3))), call_tools(("wait_forever", {}, "w-1"))]
+    child = Agent(ScriptedModel(script), tools=[quick, wait_forever])
+    helper = child.as_tool("helper", "Helps.")
+    root = f"budget-tree-{uuid.uuid4().hex[:8]}"
+    calls = [call_tools(("helper", {"task": "go"}, "h-1"))]
+    async with tree_worker(temporal_server.address, postgres_dsn, calls, helper) as (client, store, queue):
+        await start_session(client, root, config=AgentConfig(max_tool_calls=3), task_queue=queue)
+        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="help"))
+        # The child never ends on its own: only its reports, as it spends, can stop its caller's turn.
+        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        state = await asyncio.wait_for(turn_done(store, f"{root}:h-1", 2), timeout=30)
+    assert parent.last_outcome is not None and parent.last_outcome.kind == "failed"
+    assert parent.last_outcome.reason == "max-tool-calls"
+    assert parent.children_spent is not None and parent.children_spent.tool_calls >= 3
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
 
 
 async def test_a_child_waiting_for_approval_fails_the_call_with_a_reason(temporal_server, postgres_dsn: str) -> None:
