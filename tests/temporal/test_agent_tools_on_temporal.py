@@ -241,6 +241,28 @@ async def test_a_child_waiting_for_approval_fails_the_call_with_a_reason(tempora
     assert child_state.last_outcome is not None and child_state.last_outcome.kind == "cancelled"
 
 
+async def test_bad_arguments_and_max_depth_fail_the_call_as_in_one_process(temporal_server, postgres_dsn: str) -> None:
+    leaf = Agent(ScriptedModel([say("leaf")])).as_tool("leaf", "A leaf.", max_depth=1)
+    middle = Agent(ScriptedModel([call_tools(("leaf", {"task": "x"}, "l-1")), say("middle")]), tools=[leaf])
+    root = f"refused-tree-{uuid.uuid4().hex[:8]}"
+    calls = [call_tools(("middle", {"nope": 1}, "m-1"), ("middle", {"task": "go"}, "m-2")), say("done")]
+    async with tree_worker(temporal_server.address, postgres_dsn, calls, middle.as_tool("middle", "A middle.")) as (
+        client,
+        store,
+        queue,
+    ):
+        await start_session(client, root, task_queue=queue)
+        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="go"))
+        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        made = session_exists(store, f"{root}:m-1")
+        child = load_state(store, f"{root}:m-2")
+    refused = parent.tool_calls["m-1"].result
+    assert isinstance(refused, ToolFailure) and "task" in refused.error and not made  # no session for it
+    assert parent.tool_calls["m-2"].result == ToolSuccess(content="middle")
+    deep = child.tool_calls["l-1"].result  # depth 2 is below the leaf's max_depth
+    assert isinstance(deep, ToolFailure) and deep.code == "max-depth"
+
+
 async def test_a_worker_refuses_two_agents_behind_one_agent_tool_name(temporal_server, postgres_dsn: str) -> None:
     client = await Client.connect(temporal_server.address)
     store = PostgresStore(postgres_dsn)
