@@ -6,6 +6,8 @@ The model's loads the state from the store, waiting out a store that is away
 (for ``STORE_WAIT_SECONDS``); the tool's is handed the call and reads nothing.
 They heartbeat while they run, so a dead worker is noticed within the
 heartbeat timeout and a cancelled effect (its key gone from ``effects_at``) stops.
+Each runs with the model and tools of the session's agent: the worker's own,
+or for a child session the agent of the agent tool it names (see ``_agents``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The workflow's effects: ``call-llm`` and ``call-tool`` as activities keyed by effect key, ``wait-until`` as timers.
+"""The workflow's effects: ``call-llm`` and ``call-tool`` as activities keyed by effect key (a call of an agent
+tool as a child workflow), ``wait-until`` as timers.
 
 :class:`WorkflowEffects` reconciles like the machine does: a key that appears
 starts its effect, a key that disappears cancels it, and a cancelled effect's

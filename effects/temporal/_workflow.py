@@ -10,6 +10,12 @@ length) before anything that depends on them starts. After
 way finish and fold, and continues as new with only (session id, sequence
 number): the next run reloads the state from the store's snapshot and tail,
 and derives the effects to run from it again, timers included.
+
+A call of an agent tool runs as a child workflow of this same workflow, for
+the child session (workflow id = the child session's id): it folds its task
+as its user message, runs that one turn, reports what it spends to its caller
+by signal, and returns the call's inputs. A cancelled run ends its open turn
+as cancelled in its log (its own effects and children cancelled) before it ends.
 """
 
 from __future__ import annotations
@@ -86,6 +92,9 @@ NO_DECISIONS = (
     "child agent's tools without approval, or the sessions run by Agent.running() / open_session()"
 )
 """Why a child session that waits for a decision on one of its calls ends its turn under Temporal."""
+
+WORKFLOW_CANCELLED = "the session's workflow was cancelled"
+"""Why a session's open turn ended when its workflow (not a child's) was cancelled through Temporal."""
 
 FROM_OUTSIDE = (UserMessageReceived, ToolCallApproved, ToolCallDenied, ReActCancelled)
 """The inputs ``submit`` accepts: what a person sends. Everything else comes from the session's own effects."""
@@ -167,7 +176,7 @@ class SessionWorkflow:
                     self._report_spent()
                 self._ending = self._ending or self._seq - first >= args.continue_every
         except asyncio.CancelledError:
-            await self._cancelled(effects)
+            await self._cancelled(effects, CALLER_CANCELLED if args.agent else WORKFLOW_CANCELLED)
             raise
         await self._signalled()
         workflow.continue_as_new(replace(args, seq=self._seq, config=""))
@@ -211,13 +220,14 @@ class SessionWorkflow:
                 workflow.logger.warning("a spend report to the caller failed: %s", error)
         self._signals.clear()
 
-    async def _cancelled(self, effects: WorkflowEffects) -> None:
-        """The run was cancelled (the call running this child was closed): end the open turn as cancelled, in
-        the log, and wait for the effects that ends (activities, child sessions: each ends its own turn) to stop."""
+    async def _cancelled(self, effects: WorkflowEffects, reason: str) -> None:
+        """The run was cancelled (the call running this child was closed, or someone cancelled the workflow):
+        end the open turn as cancelled for ``reason``, in the log, and wait for the effects that ends (activities,
+        child sessions: each ends its own turn) to stop."""
         if self._committing is not None and not self._committing.done():
             await self._committing
         if self._ready and self._state.turn is not None:
-            await self._end_turn(effects, CALLER_CANCELLED)
+            await self._end_turn(effects, reason)
 
     async def _end_turn(self, effects: WorkflowEffects, reason: str) -> None:
         effects.inbox.append(Pending(ReActCancelled(timestamp=now_ms(), reason=reason)))
