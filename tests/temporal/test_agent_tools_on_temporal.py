@@ -263,6 +263,31 @@ async def test_bad_arguments_and_max_depth_fail_the_call_as_in_one_process(tempo
     assert isinstance(deep, ToolFailure) and deep.code == "max-depth"
 
 
+async def test_a_grandchild_runs_as_a_child_workflow_of_the_child(temporal_server, postgres_dsn: str) -> None:
+    leaf = Agent(ScriptedModel([say("leaf")])).as_tool("leaf", "A leaf.")
+    middle = Agent(ScriptedModel([call_tools(("leaf", {"task": "x"}, "l-1")), say("middle")]), tools=[leaf])
+    root = f"deep-tree-{uuid.uuid4().hex[:8]}"
+    calls = [call_tools(("middle", {"task": "go"}, "m-1")), say("done")]
+    async with tree_worker(temporal_server.address, postgres_dsn, calls, middle.as_tool("middle", "A middle.")) as (
+        client,
+        store,
+        queue,
+    ):
+        await start_session(client, root, task_queue=queue)
+        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="go"))
+        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        child, grandchild = load_state(store, f"{root}:m-1"), load_state(store, f"{root}:m-1:l-1")
+        for session_id in (root, f"{root}:m-1", f"{root}:m-1:l-1"):
+            assert replay_session(store, session_id, verify=True).state == load_state(store, session_id)
+    assert grandchild.config.lineage == Lineage(
+        parent_session_id=f"{root}:m-1", parent_tool_call_id="l-1", root_session_id=root, depth=2
+    )
+    assert child.tool_calls["l-1"].result == ToolSuccess(content="leaf")
+    assert parent.tool_calls["m-1"].result == ToolSuccess(content="middle")
+    # The grandchild's model call counts in its parent's spend, and so in the root's.
+    assert parent.children_spent is not None and parent.children_spent.model_calls == 3
+
+
 async def test_a_worker_refuses_two_agents_behind_one_agent_tool_name(temporal_server, postgres_dsn: str) -> None:
     client = await Client.connect(temporal_server.address)
     store = PostgresStore(postgres_dsn)
