@@ -41,7 +41,12 @@ class WorkerAgent:
     def child_agents(self) -> dict[str, ChildAgent]:
         """What the workflow is told of its agent tools (see :class:`~._wire.Loaded`)."""
         return {
-            name: ChildAgent(msgjson.encode(tool.config).decode(), tool.max_depth or 0)
+            name: ChildAgent(
+                msgjson.encode(tool.config).decode(),
+                tool.max_depth or 0,
+                # As the toolbox times a local call: the tool's own timeout, else the calling toolbox's default.
+                tool.definition.timeout_ms or self.toolbox.limits.timeout_ms or 0,
+            )
             for name, tool in sorted(self.children.items())
         }
 

@@ -13,6 +13,7 @@ not idempotent, or its retries ran out) becomes a failure the model sees.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
@@ -50,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
     from .._agent import INTERRUPTED, too_deep
     from .._machine import reconcile, stuck_effect
     from .._store import child_session_id
+    from .._tools import timed_out
     from ._pending import Pending
     from ._wire import CALL_LLM, CALL_TOOL, WORKFLOW, ChildAgent, EffectRef, SessionArgs, SpendReport, ToolCall
 
@@ -194,10 +196,22 @@ class WorkflowEffects:
         config = msgjson.encode(replace_struct(_CONFIG.decode(child.config), lineage=below)).decode()
         args = replace(self._args, session_id=child_id, seq=0, config=config, agent=eff.name, arguments=eff.parameters)
         self._children_running[eff.tool_call_id] = token
+        running = asyncio.ensure_future(
+            workflow.execute_child_workflow(WORKFLOW, args, id=child_id, result_type=list[str])
+        )
         try:
-            results: list[str] = await workflow.execute_child_workflow(
-                WORKFLOW, args, id=child_id, result_type=list[str]
-            )
+            await workflow.wait_condition(running.done, timeout=child.timeout_ms / 1000 if child.timeout_ms else None)
+            results = running.result()
+        except TimeoutError:  # out of time: the child ends its turn as cancelled, in its log, then the call fails
+            await _cancel(running)
+            tool = active_tools(self._state()).get(eff.name)
+            message = timed_out(eff.name, eff.tool_call_id, child.timeout_ms, tool is not None and tool.idempotent)
+            failure = ToolFailure(error=message, code="timeout")
+            self._push(ToolCallCompleted(timestamp=now_ms(), tool_call_id=eff.tool_call_id, result=failure), token)
+            return
+        except asyncio.CancelledError:  # the call was closed: its child ends its turn before this effect ends
+            await _cancel(running)
+            raise
         except (ChildWorkflowError, WorkflowAlreadyStartedError) as error:
             cause = _cause(error) if isinstance(error, ChildWorkflowError) else "its workflow runs already"
             failure = ToolFailure(error=f"agent {eff.name!r} (child session {child_id!r}) failed: {cause}")
@@ -250,6 +264,13 @@ class WorkflowEffects:
         item = Pending(inp, token)
         self.inbox.append(item)
         return item
+
+
+async def _cancel(running: asyncio.Future[list[str]]) -> None:
+    """Cancel a child workflow and wait until it ended (it ends its open turn in its log first)."""
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ChildWorkflowError):  # how a cancelled child ends
+        await running
 
 
 def _cause(error: ActivityError | ChildWorkflowError) -> str:

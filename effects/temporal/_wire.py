@@ -58,11 +58,12 @@ class SessionArgs:
 
 @dataclass(frozen=True)
 class ChildAgent:
-    """An agent tool of the session's agent: the config of its child sessions (JSON, without lineage) and its
-    ``max_depth`` (0: none)."""
+    """An agent tool of the session's agent: the config of its child sessions (JSON, without lineage), its
+    ``max_depth`` (0: none) and how long one call may run (``timeout_ms``, 0: no limit)."""
 
     config: str
     max_depth: int = 0
+    timeout_ms: int = 0
 
 
 @dataclass(frozen=True)

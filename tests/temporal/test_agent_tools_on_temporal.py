@@ -220,6 +220,29 @@ async def test_a_childs_spend_counts_toward_its_callers_budget_while_it_runs(
     assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
 
 
+async def test_a_call_out_of_time_ends_the_childs_turn_and_fails(temporal_server, postgres_dsn: str) -> None:
+    @tool
+    async def wait_forever() -> str:
+        """Never returns on its own."""
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    child = Agent(ScriptedModel([call_tools(("wait_forever", {}, "w-1"))]), tools=[wait_forever])
+    helper = child.as_tool("helper", "Helps.", timeout_ms=300)
+    root = f"timeout-tree-{uuid.uuid4().hex[:8]}"
+    calls = [call_tools(("helper", {"task": "go"}, "h-1")), say("Too slow.")]
+    async with tree_worker(temporal_server.address, postgres_dsn, calls, helper) as (client, store, queue):
+        await start_session(client, root, task_queue=queue)
+        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="help"))
+        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        state = await asyncio.wait_for(turn_done(store, f"{root}:h-1", 2), timeout=30)
+    result = parent.tool_calls["h-1"].result
+    assert isinstance(result, ToolFailure) and result.code == "timeout", result
+    assert parent.messages[-1].content == "Too slow."
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    assert isinstance(state.tool_calls["w-1"].result, ToolFailure)
+
+
 async def test_a_child_waiting_for_approval_fails_the_call_with_a_reason(temporal_server, postgres_dsn: str) -> None:
     @tool(requires_approval=True)
     def refund(order: str) -> str:
