@@ -50,6 +50,7 @@ def added(a: Spend, b: Spend) -> Spend:
         tool_calls=a.tool_calls + b.tool_calls,
         tokens=a.tokens + b.tokens,
         cost=a.cost + b.cost,
+        unpriced=a.unpriced or b.unpriced,
     )
 
 
