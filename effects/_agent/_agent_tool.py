@@ -25,6 +25,7 @@ import anyio
 from pydantic import BaseModel
 
 from agent_core import (
+    AgentConfig,
     AgentState,
     Lineage,
     Phase,
@@ -78,6 +79,7 @@ class AgentTool(Tool[..., str]):
         timeout_ms: int | None = None,
         max_depth: int | None = None,
         agent: object = None,
+        config: AgentConfig | None = None,
     ) -> None:
         fn: Callable[..., Any] = _ask
         if input_type is not None:
@@ -94,6 +96,9 @@ class AgentTool(Tool[..., str]):
         self._input_type = input_type
         self.max_depth = max_depth
         self.agent = agent  # the agent whose sessions its calls run (for the checks made when a session starts)
+        self.config = (
+            config  # the config of its child sessions (the agent's, with the limits as_tool gives), no lineage
+        )
 
     def __repr__(self) -> str:
         return f"<agent tool {self.name!r}>"
@@ -126,11 +131,9 @@ class AgentTool(Tool[..., str]):
         attempted again with the decisions (``resumption.input_responses``), it
         passes them on to the child, which goes on.
         """
-        validated = self.validate(arguments, tool_call_id)
-        if isinstance(validated, ToolFailure):
-            return validated
-        # With an input type, the validated arguments are an object of it; else the model of the ``task`` parameter.
-        task: str = validated.model_dump_json() if self._input_type is not None else validated.task  # type: ignore[attr-defined]
+        task = self.task(arguments, tool_call_id)
+        if isinstance(task, ToolFailure):
+            return task
         caller = calling_session()
         if caller is None:
             return ToolFailure(
@@ -138,13 +141,9 @@ class AgentTool(Tool[..., str]):
                 "expected it among the tools of an Agent whose model calls it",
                 code="no-session",
             )
-        if self.max_depth is not None and caller.depth >= self.max_depth:
-            return ToolFailure(
-                error=f"agent tool {self.name!r} (tool call {tool_call_id!r}) would start a child session at depth "
-                f"{caller.depth + 1} below session {caller.root_session_id!r}, deeper than its max_depth "
-                f"{self.max_depth}; answer without it",
-                code="max-depth",
-            )
+        deep = too_deep(self.name, tool_call_id, caller.depth, caller.root_session_id, self.max_depth)
+        if deep is not None:
+            return deep
         child_id = child_session_id(caller.session_id, tool_call_id)
         lineage = Lineage(
             parent_session_id=caller.session_id,
@@ -170,6 +169,16 @@ class AgentTool(Tool[..., str]):
         ``reason``, and the turns of the children below it: for a call closed while its child waited for a
         decision (its turn ended), when no attempt of the call runs to see it."""
         await self._cancel_child(caller, child_session_id(caller.session_id, tool_call_id), reason)
+
+    def task(self, arguments: str, tool_call_id: str) -> str | ToolFailure:
+        """The child's user message for a call with ``arguments``: the ``task`` text, or the ``input_type``
+        object as JSON; a failure the calling model reads for arguments that do not validate."""
+        validated = self.validate(arguments, tool_call_id)
+        if isinstance(validated, ToolFailure):
+            return validated
+        # With an input type, the validated arguments are an object of it; else the model of the ``task`` parameter.
+        task: str = validated.model_dump_json() if self._input_type is not None else validated.task  # type: ignore[attr-defined]
+        return task
 
     async def timed_out(self, tool_call_id: str, timeout_ms: int) -> None:
         """The call ran out of time: its child's turn ends as cancelled, in its log (a stored child; an in-memory
@@ -208,26 +217,7 @@ class AgentTool(Tool[..., str]):
                 await caller.report(now)  # refused once the call is closed; the call is then cancelled anyway
                 reported[0] = now
             if done(state):
-                return self._result(state, child_id)
-
-    def _result(self, state: AgentState, child_id: str) -> ToolOutcome:
-        outcome = state.last_outcome
-        where = f"agent {self.name!r} (child session {child_id!r})"
-        if state.turn is not None:  # the child waits for a person: so does this call, asking for the decisions
-            requests = approval_requests(state)
-            if requests != "{}":
-                return InputRequired(requests=requests)
-            return ToolFailure(error=f"{where} waits for input that a child session cannot get from its caller")
-        if outcome is None or outcome.kind != "completed":
-            kind = outcome.kind if outcome is not None else "not run"
-            why = f": {outcome.reason}" if outcome is not None and outcome.reason else ""
-            detail = f" ({outcome.detail})" if outcome is not None and outcome.detail else ""
-            return ToolFailure(error=f"{where} {kind}{why}{detail}", code="agent-failed")
-        if state.config.output_schema:
-            return ToolSuccess(content=outcome.output)
-        messages = state.messages
-        answers = [messages[i].content for i in range(len(messages)) if messages[i].role == "assistant"]
-        return ToolSuccess(content=answers[-1] if answers else "")
+                return child_result(self.name, state, child_id)
 
 
 CALLER_CANCELLED = "the calling turn was cancelled"
@@ -236,3 +226,40 @@ CALLER_CANCELLED = "the calling turn was cancelled"
 
 def _turn_waits(state: AgentState) -> bool:
     return state.turn is None or phase(state) is Phase.AWAITING_APPROVAL
+
+
+def child_result(name: str, state: AgentState, child_id: str) -> ToolOutcome:
+    """The result of the call of agent tool ``name`` whose child session ``child_id`` is in ``state``: its
+    answer (or structured output), a failure when its turn failed or was cancelled, or the requests of the calls
+    it waits for a decision on."""
+    outcome = state.last_outcome
+    where = f"agent {name!r} (child session {child_id!r})"
+    if state.turn is not None:  # the child waits for a person: so does this call, asking for the decisions
+        requests = approval_requests(state)
+        if requests != "{}":
+            return InputRequired(requests=requests)
+        return ToolFailure(error=f"{where} waits for input that a child session cannot get from its caller")
+    if outcome is None or outcome.kind != "completed":
+        kind = outcome.kind if outcome is not None else "not run"
+        why = f": {outcome.reason}" if outcome is not None and outcome.reason else ""
+        detail = f" ({outcome.detail})" if outcome is not None and outcome.detail else ""
+        return ToolFailure(error=f"{where} {kind}{why}{detail}", code="agent-failed")
+    if state.config.output_schema:
+        return ToolSuccess(content=outcome.output)
+    messages = state.messages
+    answers = [messages[i].content for i in range(len(messages)) if messages[i].role == "assistant"]
+    return ToolSuccess(content=answers[-1] if answers else "")
+
+
+def too_deep(
+    name: str, tool_call_id: str, depth: int, root_session_id: str, max_depth: int | None
+) -> ToolFailure | None:
+    """The failure of a call of agent tool ``name`` from a session at ``depth`` below ``root_session_id`` that
+    would start a child deeper than ``max_depth`` (``None``: no limit, or not too deep)."""
+    if max_depth is None or depth < max_depth:
+        return None
+    return ToolFailure(
+        error=f"agent tool {name!r} (tool call {tool_call_id!r}) would start a child session at depth "
+        f"{depth + 1} below session {root_session_id!r}, deeper than its max_depth {max_depth}; answer without it",
+        code="max-depth",
+    )

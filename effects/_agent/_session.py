@@ -336,6 +336,7 @@ class Agent:
             timeout_ms=timeout_ms,
             max_depth=max_depth,
             agent=self,
+            config=config,
         )
 
     def _open_child(

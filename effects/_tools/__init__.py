@@ -1,6 +1,7 @@
 """Tools: plain functions the model can call, their schemas, and running one call."""
 
 from ._limits import ToolLimits
+from ._messages import timed_out as timed_out  # for the Temporal workflow's agent tool calls (not a public name)
 from ._outcomes import InputRequired, Resumption, TaskCreated, ToolOutcome
 from ._process import ProcessLimits, set_process_limits
 from ._retry import error_code, retry

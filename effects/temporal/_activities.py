@@ -6,6 +6,8 @@ The model's loads the state from the store, waiting out a store that is away
 (for ``STORE_WAIT_SECONDS``); the tool's is handed the call and reads nothing.
 They heartbeat while they run, so a dead worker is noticed within the
 heartbeat timeout and a cancelled effect (its key gone from ``effects_at``) stops.
+Each runs with the model and tools of the session's agent: the worker's own,
+or for a child session the agent of the agent tool it names (see ``_agents``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from msgspec import json as msgjson
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
@@ -23,6 +26,8 @@ from agent_core import (
     AgentState,
     CallLlm,
     CallTool,
+    ToolCallCompleted,
+    ToolFailure,
     effects_at,
     encode_input,
     encode_state,
@@ -30,15 +35,18 @@ from agent_core import (
     tag_of,
 )
 
-from .._agent import AgentRuntime, RedactingDispatch, Redactor, SequentialIds
+from .._agent import AgentRuntime, AgentTool, RedactingDispatch, Redactor, SequentialIds
 from .._agent.call_llm import call_llm
 from .._agent.call_tool import call_tool
 from .._clock import Clock, SystemClock
 from .._model import Model
 from .._store import StoreUnavailable
 from .._tools import Tool, Toolbox
+from ._agents import WorkerAgent, worker_agents
 from ._logs import SessionLogs
 from ._wire import APPEND, CALL_LLM, CALL_TOOL, OPEN, Appended, Batch, EffectRef, Loaded, SessionArgs, ToolCall
+
+_CONFIG = msgjson.Decoder(AgentConfig)
 
 HEARTBEAT_SECONDS = 1.0
 """How often a running activity heartbeats (the workflow's ``heartbeat_ms`` is the timeout)."""
@@ -86,6 +94,8 @@ class SessionActivities:
         self.toolbox = Toolbox(tools)
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.config = config if config is not None else AgentConfig()
+        # Its own agent and those its agent tools reach: a call of an agent tool is a child session of its agent.
+        self.agents = worker_agents(model, self.toolbox, self.config, self.secrets)
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity functions to pass to ``temporalio.worker.Worker(activities=...)``."""
@@ -93,17 +103,49 @@ class SessionActivities:
 
     @activity.defn(name=OPEN)
     async def open(self, args: SessionArgs) -> Loaded:
-        """Create or adopt the session (first run) or load it after record ``args.seq`` (a continued run)."""
+        """Create or adopt the session (first run) or load it after record ``args.seq`` (a continued run).
+
+        A child session's (``args.agent``) call arguments are validated first: arguments its agent tool refuses
+        make no session, and come back as the call's failure (``Loaded.refused``).
+        """
+        agent = self._agent(args.session_id, args.agent)
+        task = ""
+        if args.agent and args.seq == 0:  # a continued run's log has the message: its first run folded it first
+            outcome = self._task(args)
+            if isinstance(outcome, ToolCallCompleted):
+                return Loaded(seq=0, state="", refused=encode_input(outcome, format="json").decode())
+            task = outcome
         seq, state = await asyncio.to_thread(
             self.logs.open,
             args.session_id,
             args.seq,
             args.config,
-            self.config,
-            self.toolbox.definitions(),
+            agent.config,
+            agent.toolbox.definitions(),
             self.clock.now_ms(),
         )
-        return Loaded(seq=seq, state=encode_state(state, format="json").decode())
+        state_json = encode_state(state, format="json").decode()
+        return Loaded(seq=seq, state=state_json, children=agent.child_agents(), task=task)
+
+    def _task(self, args: SessionArgs) -> str | ToolCallCompleted:
+        """The child session's user message, from the call's arguments; the call's failure if they do not validate."""
+        lineage = _CONFIG.decode(args.config).lineage if args.config else None
+        call_id = lineage.parent_tool_call_id if lineage is not None else args.session_id
+        outcome = _tool_named(self.agents, args.agent).task(args.arguments, call_id)
+        if isinstance(outcome, ToolFailure):
+            return ToolCallCompleted(timestamp=self.clock.now_ms(), tool_call_id=call_id, result=outcome)
+        return outcome
+
+    def _agent(self, session_id: str, name: str) -> WorkerAgent:
+        agent = self.agents.get(name)
+        if agent is None:
+            raise ApplicationError(
+                f"session {session_id!r} runs the agent of agent tool {name!r}, which this worker's agent does not "
+                f"reach (it has {sorted(n for n in self.agents if n)}); expected every worker of a task queue to "
+                "run the same agent",
+                non_retryable=True,
+            )
+        return agent
 
     @activity.defn(name=APPEND)
     async def append(self, batch: Batch) -> Appended:
@@ -114,8 +156,10 @@ class SessionActivities:
     @activity.defn(name=CALL_LLM)
     async def call_llm(self, ref: EffectRef) -> list[str]:
         """Ask the model for the ``call-llm`` effect ``ref`` names; returns the inputs its answer makes."""
+        agent = self._agent(ref.session_id, ref.agent)
         state, eff = await self._effect(ref, CallLlm)
-        return await _heartbeating(lambda ctx, out: call_llm(ctx, eff, state, out), self._runtime(state.timestamp))
+        runtime = self._runtime(agent, state.timestamp)
+        return await _heartbeating(lambda ctx, out: call_llm(ctx, eff, state, out), runtime)
 
     @activity.defn(name=CALL_TOOL)
     async def call_tool(self, call: ToolCall) -> list[str]:
@@ -123,12 +167,13 @@ class SessionActivities:
         eff = CallTool(tool_call_id=call.tool_call_id, name=call.name, parameters=call.parameters)
         # The handler sees no pending call in an empty state, so it runs the tool at once: the workflow started it.
         running = initial_state()
-        return await _heartbeating(lambda ctx, out: call_tool(ctx, eff, running, out), self._runtime(call.floor))
+        runtime = self._runtime(self._agent(call.session_id, call.agent), call.floor)
+        return await _heartbeating(lambda ctx, out: call_tool(ctx, eff, running, out), runtime)
 
-    def _runtime(self, floor: int) -> AgentRuntime:
+    def _runtime(self, agent: WorkerAgent, floor: int) -> AgentRuntime:
         # Ids continue from the state (the runtime skips used ones), so a retried call makes the same ids.
         return AgentRuntime(
-            self.model, self.toolbox, self.clock, SequentialIds(), floor=lambda: floor, secrets=self.secrets
+            agent.model, agent.toolbox, self.clock, SequentialIds(), floor=lambda: floor, secrets=agent.secrets
         )
 
     async def _state_at(self, ref: EffectRef) -> AgentState:
@@ -170,3 +215,8 @@ async def _heartbeating(body: Callable[[AgentRuntime, Any], Awaitable[None]], ct
     finally:
         task.cancel()
     return [encode_input(i, format="json").decode() for i in out.inputs]
+
+
+def _tool_named(agents: dict[str, WorkerAgent], name: str) -> AgentTool:
+    """The agent tool ``name`` among those the worker's agents have (one agent per name: see ``worker_agents``)."""
+    return next(agent.children[name] for agent in agents.values() if name in agent.children)

@@ -1,4 +1,5 @@
-"""The workflow's effects: ``call-llm`` and ``call-tool`` as activities keyed by effect key, ``wait-until`` as timers.
+"""The workflow's effects: ``call-llm`` and ``call-tool`` as activities keyed by effect key (a call of an agent
+tool as a child workflow), ``wait-until`` as timers.
 
 :class:`WorkflowEffects` reconciles like the machine does: a key that appears
 starts its effect, a key that disappears cancels it, and a cancelled effect's
@@ -12,22 +13,32 @@ not idempotent, or its retries ran out) becomes a failure the model sees.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any, assert_never
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError, WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
+    import msgspec
+    from msgspec import json as msgjson
+    from msgspec.structs import replace as replace_struct
+
     from agent_core import (
+        AgentConfig,
         AgentInput,
         AgentState,
         CallLlm,
         CallTool,
+        ChildSpent,
         Effect,
+        Lineage,
         LlmCallFailed,
+        Spend,
         TimerFired,
         ToolCallCompleted,
         ToolCallStarted,
@@ -37,10 +48,15 @@ with workflow.unsafe.imports_passed_through():
         decode_input,
     )
 
-    from .._agent import INTERRUPTED
+    from .._agent import INTERRUPTED, too_deep
     from .._machine import reconcile, stuck_effect
+    from .._store import child_session_id
+    from .._tools import timed_out
     from ._pending import Pending
-    from ._wire import CALL_LLM, CALL_TOOL, EffectRef, ToolCall
+    from ._wire import CALL_LLM, CALL_TOOL, WORKFLOW, ChildAgent, EffectRef, SessionArgs, SpendReport, ToolCall
+
+_CONFIG = msgjson.Decoder(AgentConfig)
+_SPEND = msgjson.Decoder(Spend)
 
 RUN_TIMEOUT = timedelta(hours=1)
 """The longest a model or tool activity may run; a dead worker is found sooner, by its missed heartbeats."""
@@ -55,15 +71,22 @@ class WorkflowEffects:
     """The running effects of one workflow run, by key. ``state()`` is the committed state, ``seq()`` its record."""
 
     def __init__(
-        self, session_id: str, heartbeat_ms: int, state: Callable[[], AgentState], seq: Callable[[], int]
+        self,
+        args: SessionArgs,
+        children: dict[str, ChildAgent],
+        state: Callable[[], AgentState],
+        seq: Callable[[], int],
     ) -> None:
         self.inbox: list[Pending] = []
         self.cancelled: set[int] = set()
-        self._session_id = session_id
-        self._heartbeat = timedelta(milliseconds=heartbeat_ms)
+        self._args = args
+        self._children = children
+        self._session_id = args.session_id
+        self._heartbeat = timedelta(milliseconds=args.heartbeat_ms)
         self._state, self._seq = state, seq
         self._running: dict[str, tuple[int, asyncio.Task[None]]] = {}
         self._tokens = 0
+        self._children_running: dict[str, int] = {}  # the token of each call running a child, by tool call id
 
     def reconcile(self, wanted: dict[str, Effect], *, start: bool) -> None:
         """Cancel what is no longer wanted; start what is new (unless ``start`` is false: the run is ending).
@@ -108,7 +131,8 @@ class WorkflowEffects:
             raise ApplicationError(f"session {self._session_id!r}: {stuck}", non_retryable=True)
 
     def activities_running(self) -> bool:
-        """Whether a model or tool call is under way (timers do not count: a new run derives them again)."""
+        """Whether a model or tool call (an activity, or a child session's workflow) is under way (timers do not
+        count: a new run derives them again)."""
         return any(not t.done() and not k.startswith("wait-until") for k, (_, t) in self._running.items())
 
     async def _run(self, key: str, eff: Effect, token: int) -> None:
@@ -116,7 +140,8 @@ class WorkflowEffects:
             await workflow.sleep(max(0.0, (eff.at - now_ms()) / 1000))
             self._push(TimerFired(timestamp=max(now_ms(), eff.at)), token)
         elif isinstance(eff, CallLlm):
-            await self._activity(CALL_LLM, EffectRef(self._session_id, self._seq(), key), key, token, 3, _llm_failed)
+            ref = EffectRef(self._session_id, self._seq(), key, self._args.agent)
+            await self._activity(CALL_LLM, ref, key, token, 3, _llm_failed)
         elif isinstance(eff, CallTool):
             await self._call_tool(key, eff, token)
         else:
@@ -130,13 +155,72 @@ class WorkflowEffects:
             await workflow.wait_condition(lambda: started.done)
             if started.rejection is not None or not started.seq:
                 return  # refused: the call is no longer pending, so it must not run
+        child = self._children.get(eff.name)
+        if child is not None:
+            await self._call_child(eff, child, token)
+            return
         tool = active_tools(state).get(eff.name)
         idempotent = tool is not None and tool.idempotent
         failed = _tool_failed(eff.tool_call_id, idempotent)
         # Handed the call itself: the activity reads nothing from the store before the tool runs, so its failure
         # means the tool may have run (a store outage cannot fail it first).
-        call = ToolCall(self._session_id, key, eff.tool_call_id, eff.name, eff.parameters, self._state().timestamp)
+        floor = self._state().timestamp
+        call = ToolCall(self._session_id, key, eff.tool_call_id, eff.name, eff.parameters, floor, self._args.agent)
         await self._activity(CALL_TOOL, call, key, token, 3 if idempotent else 1, failed)
+
+    async def _call_child(self, eff: CallTool, child: ChildAgent, token: int) -> None:
+        """Run the call of an agent tool as a child workflow: the child session's, whose id is derived from this
+        session's and the call's (:func:`~effects.child_session_id`).
+
+        Its result is what the child spent (``child-spent``) and the call's
+        ``tool-call-completed``. The same id never runs twice at once: a run of
+        this workflow waits for its children before it continues as new, and a
+        closed one (this workflow's earlier run) is started again, which reopens
+        the child's log and answers from it (its turn resumed, or ended already).
+        A child whose workflow failed gives the call a failure the model reads.
+        """
+        lineage = self._state().config.lineage
+        depth = lineage.depth if lineage is not None else 0
+        root = lineage.root_session_id if lineage is not None else self._session_id
+        deep = too_deep(eff.name, eff.tool_call_id, depth, root, child.max_depth or None)
+        if deep is not None:
+            self._push(ToolCallCompleted(timestamp=now_ms(), tool_call_id=eff.tool_call_id, result=deep), token)
+            return
+        child_id = child_session_id(self._session_id, eff.tool_call_id)
+        below = Lineage(
+            parent_session_id=self._session_id,
+            parent_tool_call_id=eff.tool_call_id,
+            root_session_id=root,
+            depth=depth + 1,
+        )
+        config = msgjson.encode(replace_struct(_CONFIG.decode(child.config), lineage=below)).decode()
+        args = replace(self._args, session_id=child_id, seq=0, config=config, agent=eff.name, arguments=eff.parameters)
+        self._children_running[eff.tool_call_id] = token
+        running = asyncio.ensure_future(
+            workflow.execute_child_workflow(WORKFLOW, args, id=child_id, result_type=list[str])
+        )
+        try:
+            await workflow.wait_condition(running.done, timeout=child.timeout_ms / 1000 if child.timeout_ms else None)
+            results = running.result()
+        except TimeoutError:  # out of time: the child ends its turn as cancelled, in its log, then the call fails
+            await _cancel(running)
+            tool = active_tools(self._state()).get(eff.name)
+            message = timed_out(eff.name, eff.tool_call_id, child.timeout_ms, tool is not None and tool.idempotent)
+            failure = ToolFailure(error=message, code="timeout")
+            self._push(ToolCallCompleted(timestamp=now_ms(), tool_call_id=eff.tool_call_id, result=failure), token)
+            return
+        except asyncio.CancelledError:  # the call was closed: its child ends its turn before this effect ends
+            await _cancel(running)
+            raise
+        except (ChildWorkflowError, WorkflowAlreadyStartedError) as error:
+            cause = _cause(error) if isinstance(error, ChildWorkflowError) else "its workflow runs already"
+            failure = ToolFailure(error=f"agent {eff.name!r} (child session {child_id!r}) failed: {cause}")
+            self._push(ToolCallCompleted(timestamp=now_ms(), tool_call_id=eff.tool_call_id, result=failure), token)
+            return
+        finally:
+            del self._children_running[eff.tool_call_id]
+        for data in results:
+            self._push(decode_input(data.encode(), format="json"), token)
 
     async def _activity(
         self,
@@ -163,13 +247,33 @@ class WorkflowEffects:
         for data in results:
             self._push(decode_input(data.encode(), format="json"), token)
 
+    def child_spent(self, report: SpendReport) -> None:
+        """A running child's report of what it spent so far: a ``child-spent`` of its call (a report of a call
+        no longer running is dropped; one that cannot be read is logged and dropped)."""
+        token = self._children_running.get(report.tool_call_id)
+        if token is None:
+            return
+        try:
+            amount = _SPEND.decode(report.spent)
+        except msgspec.DecodeError as error:
+            workflow.logger.warning("session %s: a child's spend report is not a Spend: %s", self._session_id, error)
+            return
+        self._push(ChildSpent(timestamp=now_ms(), tool_call_id=report.tool_call_id, spent=amount), token)
+
     def _push(self, inp: AgentInput, token: int) -> Pending:
         item = Pending(inp, token)
         self.inbox.append(item)
         return item
 
 
-def _cause(error: ActivityError) -> str:
+async def _cancel(running: asyncio.Future[list[str]]) -> None:
+    """Cancel a child workflow and wait until it ended (it ends its open turn in its log first)."""
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError, ChildWorkflowError):  # how a cancelled child ends
+        await running
+
+
+def _cause(error: ActivityError | ChildWorkflowError) -> str:
     cause: Any = error.cause
     return f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
 

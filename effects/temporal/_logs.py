@@ -119,7 +119,9 @@ class SessionLogs:
                 f"session {session_id!r}: expected the log to have {expected} records before this batch, it has "
                 f"{length}: the log lost records or is another session's (restore it or name the right store)"
             )
-        return [record.data for record in self.store.read(session_id, expected + 1, length)] if length > expected else []
+        return (
+            [record.data for record in self.store.read(session_id, expected + 1, length)] if length > expected else []
+        )
 
     def state_at(self, session_id: str, seq: int) -> AgentState:
         """The state after record ``seq``: the journal's own when it is there, else loaded from the store."""

@@ -22,6 +22,8 @@ OPEN, APPEND, CALL_LLM, CALL_TOOL = (
     "agent-core-call-llm",
     "agent-core-call-tool",
 )
+CHILD_SPENT = "agent-core-child-spent"
+"""The signal a child session's workflow sends its caller's as it spends (see :class:`SpendReport`)."""
 REJECTED = "agent-core-rejection"
 """The ``type`` of the ``ApplicationError`` a refused input comes back as (its detail: the Rejection's JSON)."""
 
@@ -37,6 +39,12 @@ class SessionArgs:
     state from the store's snapshot and tail. ``continue_every`` inputs per run
     bound each run's history; ``heartbeat_ms`` bounds how long a dead worker's
     activity goes unnoticed.
+
+    A child session (a call of an agent tool, run as a child workflow) names
+    the ``agent`` tool whose agent it runs (``""``: the worker's own agent) and
+    carries the call's ``arguments``: the ``open`` activity validates them and
+    gives the child its user message, and the run ends with the call's result
+    once the child's turn ends.
     """
 
     session_id: str
@@ -44,14 +52,36 @@ class SessionArgs:
     config: str = ""
     continue_every: int = 200
     heartbeat_ms: int = 10_000
+    agent: str = ""
+    arguments: str = ""
+
+
+@dataclass(frozen=True)
+class ChildAgent:
+    """An agent tool of the session's agent: the config of its child sessions (JSON, without lineage), its
+    ``max_depth`` (0: none) and how long one call may run (``timeout_ms``, 0: no limit)."""
+
+    config: str
+    max_depth: int = 0
+    timeout_ms: int = 0
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """The session's state (JSON) after record ``seq``: what a run starts from."""
+    """The session's state (JSON) after record ``seq``: what a run starts from.
+
+    ``children`` are the agent tools of the session's agent, by name: their
+    calls run as child workflows. For a child session, ``task`` is its user
+    message (from the call's arguments), or ``refused`` the call's
+    ``tool-call-completed`` (JSON) when they do not validate (no session is
+    made then).
+    """
 
     seq: int
     state: str
+    children: dict[str, ChildAgent] = field(default_factory=dict)
+    task: str = ""
+    refused: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,17 +112,20 @@ class Appended:
 
 @dataclass(frozen=True)
 class EffectRef:
-    """An effect by reference: the key ``effects_at`` gives it in the state after record ``seq``."""
+    """An effect by reference: the key ``effects_at`` gives it in the state after record ``seq``; ``agent`` names
+    the agent tool whose agent runs the session (``""``: the worker's own agent)."""
 
     session_id: str
     seq: int
     key: str
+    agent: str = ""
 
 
 @dataclass(frozen=True)
 class ToolCall:
     """A ``call-tool`` effect handed whole to its activity; ``floor`` is the newest timestamp of the state it
-    runs in (its result is stamped no earlier)."""
+    runs in (its result is stamped no earlier); ``agent`` names the agent tool whose agent's tools it is among
+    (``""``: the worker's own agent)."""
 
     session_id: str
     key: str
@@ -100,6 +133,7 @@ class ToolCall:
     name: str
     parameters: str
     floor: int = 0
+    agent: str = ""
 
 
 @dataclass(frozen=True)
@@ -107,3 +141,11 @@ class Submitted:
     """Where an input sent from outside landed: its sequence number in the session's log."""
 
     seq: int
+
+
+@dataclass(frozen=True)
+class SpendReport:
+    """What the child session run by the call ``tool_call_id`` has spent so far, in all (a ``Spend`` as JSON)."""
+
+    tool_call_id: str
+    spent: str
