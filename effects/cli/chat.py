@@ -15,6 +15,7 @@ import importlib.util
 import logging
 import os
 import shlex
+import signal
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -113,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
         model, label, tools = chat_demo_model(), "the scripted demo model", [*chat_demo_tools(CLOCK), *tools]
     session_id = args.session or f"chat-{uuid.uuid4().hex[:8]}"
     opener = _opener(args, model, tools, session_id)
+    # Ctrl-C stops a turn even when this process was started with SIGINT ignored (a job a script put in the
+    # background ignores it, and so does every program it starts): without this, Ctrl-C would do nothing.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     background = BackgroundSession(opener)
     try:
         session = background.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -46,7 +47,8 @@ def server() -> Iterator[FakeProviderServer]:
 
 
 def chat(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
-    """``agent-core chat`` in a pseudo-terminal, in ``tmp_path``, with a clean environment."""
+    """``agent-core chat`` in a pseudo-terminal, in ``tmp_path``, with a clean environment, started with SIGINT
+    ignored (as a script's background job starts every program): Ctrl-C must stop a turn all the same."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "AGENT_CORE_"))}
     child = pexpect.spawn(
         sys.executable,
@@ -56,6 +58,7 @@ def chat(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> pexpe
         encoding="utf-8",
         timeout=30,
         dimensions=(40, 200),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     child.expect("you> ")
     return child
