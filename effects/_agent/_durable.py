@@ -3,7 +3,8 @@ completed; or a new session's journal."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -81,12 +82,28 @@ async def durable_journal(
         try:
             yield journal
         finally:
-            with anyio.CancelScope(shield=True):  # the final commit and snapshot, without blocking the event loop
-                await anyio.to_thread.run_sync(journal.close)
+            await _to_the_end(journal.close)  # the final commit and snapshot, without blocking the event loop
     finally:
         if keeper is not None and lease is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(keeper.release_lease, lease)
+            await _to_the_end(lambda: keeper.release_lease(lease))
+
+
+async def _to_the_end(work: Callable[[], None]) -> None:
+    """Run ``work`` in a worker thread, shielded from the cancellation of anyio's scopes; run it here instead if a
+    cancellation from outside them (a runner's own cancel of the task) interrupts the wait before a thread took
+    it. It runs once, whichever runs it: a lease is never left held, a journal never left unclosed."""
+    taken = threading.Lock()
+
+    def once() -> None:
+        if taken.acquire(blocking=False):
+            work()
+
+    try:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(once)
+    except BaseException:
+        once()  # a thread that took it finishes it; else it runs now, blocking the loop this once
+        raise
 
 
 def _journal(
