@@ -10,9 +10,7 @@ idempotent) writes its aspect to RUNS_FILE each time it runs.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -20,27 +18,11 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent._deep_team import ASPECTS, TOPICS, finder, planner, researcher, team
-from agent._team import results
-from agent_core import LlmContext
-from effects import ModelReply, TextSink, open_session, open_store, tool
+from agent._team import Dying
+from effects import open_session, open_store, tool
 from effects.testing import ScriptedModel
 
 AGENTS = {"finder": len(TOPICS) * len(ASPECTS), "researcher": len(TOPICS)}
-
-
-class Dying:
-    """A level's model: dies once all ``agents`` of the level are inside their ``at``-th model call (0: never)."""
-
-    def __init__(self, script: Callable[[LlmContext], ModelReply], agents: int, at: int) -> None:
-        self._agents, self._at, self._inside, self._inner = agents, at, 0, ScriptedModel(script)
-
-    async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
-        if (2 if results(context) else 1) == self._at:
-            self._inside += 1
-            if self._inside == self._agents:
-                os.kill(os.getpid(), signal.SIGKILL)  # what a power cut does: no cleanup, no flush
-            await anyio.sleep_forever()
-        return await self._inner.complete(context, on_text)
 
 
 def main(target: str, runs_file: str, session_id: str, plan: str) -> None:

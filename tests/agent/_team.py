@@ -4,9 +4,15 @@ the same things as an uninterrupted one."""
 
 from __future__ import annotations
 
+import os
+import signal
+from collections.abc import Callable
+
+import anyio
+
 from agent_core import AgentState, ContextMessage, ContextToolResult, LlmContext
-from effects import ModelReply
-from effects.testing import call_tools, say
+from effects import ModelReply, TextSink
+from effects.testing import ScriptedModel, call_tools, say
 
 TOPICS = ("cats", "dogs")
 
@@ -48,3 +54,20 @@ def conversation(state: AgentState) -> Conversation:
         i: (r.name, r.parameters, r.result) for i, r in state.tool_calls.items()
     }
     return messages, calls
+
+
+class Dying:
+    """A model (``script``'s) shared by ``agents`` agents, for a process that kills itself: it dies with SIGKILL
+    once every one of them is inside its ``at``-th model call (1: the first; 2: the one after its tool results;
+    0: never), so every input before that call is durable in their logs."""
+
+    def __init__(self, script: Callable[[LlmContext], ModelReply], agents: int, at: int) -> None:
+        self._agents, self._at, self._inside, self._inner = agents, at, 0, ScriptedModel(script)
+
+    async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
+        if (2 if results(context) else 1) == self._at:
+            self._inside += 1
+            if self._inside == self._agents:
+                os.kill(os.getpid(), signal.SIGKILL)  # what a power cut does: no cleanup, no flush
+            await anyio.sleep_forever()
+        return await self._inner.complete(context, on_text)

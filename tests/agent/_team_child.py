@@ -10,7 +10,6 @@ The researchers' ``lookup`` (not idempotent) writes its topic to RUNS_FILE each 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from pathlib import Path
 
@@ -18,26 +17,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _team import TOPICS, planner, researcher, results
+from _team import TOPICS, Dying, planner, researcher
 
-from agent_core import LlmContext
-from effects import Agent, ModelReply, TextSink, open_session, open_store, tool
+from effects import Agent, open_session, open_store, tool
 from effects.testing import ScriptedModel
-
-
-class Dying:
-    """The researchers' model: dies once every child is inside its ``at``-th model call (0: never)."""
-
-    def __init__(self, at: int) -> None:
-        self._at, self._inside, self._inner = at, 0, ScriptedModel(researcher)
-
-    async def complete(self, context: LlmContext, on_text: TextSink) -> ModelReply:
-        if len(results(context)) + 1 == self._at:
-            self._inside += 1
-            if self._inside == len(TOPICS):
-                os.kill(os.getpid(), signal.SIGKILL)  # what a power cut does: no cleanup, no flush
-            await anyio.sleep_forever()
-        return await self._inner.complete(context, on_text)
 
 
 def main(target: str, runs_file: str, session_id: str, plan: str) -> None:
@@ -50,7 +33,7 @@ def main(target: str, runs_file: str, session_id: str, plan: str) -> None:
         return f"{topic} facts"
 
     at = int(plan.partition(":")[2] or 0)
-    child = Agent(Dying(at), tools=[lookup])
+    child = Agent(Dying(researcher, len(TOPICS), at), tools=[lookup])
 
     async def run() -> None:
         store = open_store(target)
