@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 
 from agent_core import AgentState, ContextMessage, ContextToolResult, LlmContext
-from effects import ModelReply, TextSink
+from effects import ModelReply, TextSink, Tool, tool
 from effects.testing import ScriptedModel, call_tools, say
 
 TOPICS = ("cats", "dogs")
@@ -71,3 +72,21 @@ class Dying:
                 os.kill(os.getpid(), signal.SIGKILL)  # what a power cut does: no cleanup, no flush
             await anyio.sleep_forever()
         return await self._inner.complete(context, on_text)
+
+
+def parallel_lookup() -> Tool[..., Any]:
+    """A ``lookup(topic)`` tool whose calls all wait until one call of each of :data:`TOPICS` arrived: only calls
+    running in parallel (in different children, or subtrees) get past it."""
+    arrived: list[str] = []
+    every = anyio.Event()
+
+    @tool
+    async def lookup(topic: str) -> str:
+        """Look a topic up."""
+        arrived.append(topic)
+        if len(arrived) == len(TOPICS):
+            every.set()
+        await every.wait()
+        return f"{topic} facts"
+
+    return lookup

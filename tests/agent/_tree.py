@@ -9,10 +9,10 @@ from collections.abc import Callable
 import anyio
 
 from agent_core import AgentState, LlmContext
-from effects import Agent, EventStore, ModelReply, Session, open_session, tool
+from effects import Agent, EventStore, ModelReply, Session, open_session
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, say
 
-from ._team import TOPICS, planner, question, researcher, results
+from ._team import TOPICS, parallel_lookup, planner, question, researcher, results
 
 ROOT = "plan"
 SESSIONS = {  # every session of the tree -> its parent (the root has none)
@@ -32,18 +32,7 @@ def middle(context: LlmContext) -> ModelReply:
 
 def tree_agents(clock: ManualClock) -> Agent:
     """The ``research`` level of the tree (with its leaf below it); the root's model is :func:`planner`."""
-    arrived: list[str] = []
-    both = anyio.Event()
-
-    @tool
-    async def lookup(topic: str) -> str:
-        """Look a topic up."""
-        arrived.append(topic)
-        if len(arrived) == len(TOPICS):
-            both.set()
-        await both.wait()  # only leaves running in parallel, in different subtrees, get past here
-        return f"{topic} facts"
-
+    lookup = parallel_lookup()  # only leaves running in parallel, in different subtrees, get past it
     leaf = Agent(ScriptedModel(researcher), tools=[lookup], clock=clock, ids=SequentialIds())
     return Agent(ScriptedModel(middle), tools=[leaf.as_tool("deeper", "Ask the leaf.")], clock=clock)
 

@@ -23,7 +23,7 @@ from effects import (
 )
 from effects.testing import ManualClock, ScriptedModel, SequentialIds, call_tools, fail, say
 
-from ._team import TOPICS, planner, question, researcher, results
+from ._team import TOPICS, parallel_lookup, planner, question, researcher, results
 
 pytestmark = pytest.mark.anyio
 
@@ -36,18 +36,7 @@ def team(lookup: object, model: ScriptedModel | None = None) -> tuple[Agent, Man
 
 
 async def test_a_planner_asks_two_researchers_in_parallel_each_in_its_own_log(tmp_path: Path) -> None:
-    arrived: list[str] = []
-    both = anyio.Event()
-
-    @tool
-    async def lookup(topic: str) -> str:
-        """Look a topic up."""
-        arrived.append(topic)
-        if len(arrived) == len(TOPICS):
-            both.set()
-        await both.wait()  # each child waits for the other: only children running in parallel get past here
-        return f"{topic} facts"
-
+    lookup = parallel_lookup()  # only children running in parallel get past it
     child, clock = team(lookup)
     store = SqliteStore(tmp_path / "team.db")
     research = child.as_tool("research", "Research a topic and report.")
