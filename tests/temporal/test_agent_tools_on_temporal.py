@@ -28,7 +28,7 @@ from agent_core import (
     spent,
     tag_of,
 )
-from effects import Agent, PostgresStore, load_state, replay_session, session_exists, tool
+from effects import Agent, EventStore, PostgresStore, load_state, replay_session, session_exists, tool
 from effects.temporal import session_worker, start_session, submit, turn_done
 from effects.testing import ScriptedModel, call_tools, say
 
@@ -59,6 +59,13 @@ async def in_memory(n: int) -> list[tuple[str, str]]:
     async with planner(researcher()).running() as session:
         session.send(str(n))
         return conversation(await session.turn_done())
+
+
+async def asked(client: Client, store: EventStore, root: str, queue: str, message: str) -> AgentState:
+    """Start the session ``root`` on ``queue``, send it ``message``, and return its state once that turn ended."""
+    await start_session(client, root, task_queue=queue)
+    seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content=message))
+    return await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
 
 
 @pytest.mark.parametrize("continue_every", [200, 3])  # 3: parent and children continue as new, mid-turn
@@ -233,9 +240,7 @@ async def test_a_call_out_of_time_ends_the_childs_turn_and_fails(temporal_server
     root = f"timeout-tree-{uuid.uuid4().hex[:8]}"
     calls = [call_tools(("helper", {"task": "go"}, "h-1")), say("Too slow.")]
     async with tree_worker(temporal_server.address, postgres_dsn, calls, helper) as (client, store, queue):
-        await start_session(client, root, task_queue=queue)
-        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="help"))
-        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        parent = await asked(client, store, root, queue, "help")
         state = await asyncio.wait_for(turn_done(store, f"{root}:h-1", 2), timeout=30)
     result = parent.tool_calls["h-1"].result
     assert isinstance(result, ToolFailure) and result.code == "timeout", result
@@ -255,9 +260,7 @@ async def test_a_child_waiting_for_approval_fails_the_call_with_a_reason(tempora
     root = f"approve-tree-{uuid.uuid4().hex[:8]}"
     script = [call_tools(("helper", {"task": "refund o-1"}, "h-1")), say("Could not.")]
     async with tree_worker(temporal_server.address, postgres_dsn, script, helper) as (client, store, queue):
-        await start_session(client, root, task_queue=queue)
-        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="refund"))
-        parent = await turn_done(store, root, seq)
+        parent = await asked(client, store, root, queue, "refund")
         child_state = load_state(store, f"{root}:h-1")
     result = parent.tool_calls["h-1"].result
     assert isinstance(result, ToolFailure) and "cannot pass a decision" in result.error, result
@@ -275,9 +278,7 @@ async def test_bad_arguments_and_max_depth_fail_the_call_as_in_one_process(tempo
         store,
         queue,
     ):
-        await start_session(client, root, task_queue=queue)
-        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="go"))
-        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        parent = await asked(client, store, root, queue, "go")
         made = session_exists(store, f"{root}:m-1")
         child = load_state(store, f"{root}:m-2")
     refused = parent.tool_calls["m-1"].result
@@ -297,9 +298,7 @@ async def test_a_grandchild_runs_as_a_child_workflow_of_the_child(temporal_serve
         store,
         queue,
     ):
-        await start_session(client, root, task_queue=queue)
-        seq = await submit(client, root, UserMessageReceived(timestamp=0, message_id="user-1", content="go"))
-        parent = await asyncio.wait_for(turn_done(store, root, seq), timeout=30)
+        parent = await asked(client, store, root, queue, "go")
         child, grandchild = load_state(store, f"{root}:m-1"), load_state(store, f"{root}:m-1:l-1")
         for session_id in (root, f"{root}:m-1", f"{root}:m-1:l-1"):
             assert replay_session(store, session_id, verify=True).state == load_state(store, session_id)
