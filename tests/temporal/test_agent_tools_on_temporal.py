@@ -33,6 +33,7 @@ from effects.temporal import session_worker, start_session, submit, turn_done
 from effects.testing import ScriptedModel, call_tools, say
 
 from ._tree_agent import planner, researcher
+from ._waiting import Waiting
 from .test_failover import settled
 
 AGENT = "temporal._tree_agent:agent"
@@ -159,18 +160,8 @@ async def test_a_tree_survives_a_killed_worker(temporal_server, postgres_dsn: st
 
 
 async def test_cancelling_the_parents_turn_ends_the_childs_turn_in_its_log(temporal_server, postgres_dsn: str) -> None:
-    began, cancelled = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def wait_forever() -> str:
-        """Never returns on its own."""
-        began.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "unreachable"
+    waiting = Waiting()
+    began, cancelled, wait_forever = waiting.began, waiting.cancelled, waiting.tool
 
     child = Agent(ScriptedModel([call_tools(("wait_forever", {}, "w-1"))]), tools=[wait_forever])
     helper = child.as_tool("helper", "Helps.")

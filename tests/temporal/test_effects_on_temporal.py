@@ -16,6 +16,8 @@ from effects import PostgresStore, tool
 from effects.temporal import session_worker, start_session, submit, turn_done
 from effects.testing import ScriptedModel, call_tools, fail, say
 
+from ._waiting import Waiting
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
@@ -40,18 +42,8 @@ def message(text: str, n: int = 1) -> UserMessageReceived:
 
 
 async def test_cancelling_the_turn_cancels_the_running_tool_activity(temporal_server, postgres_dsn: str) -> None:
-    began, cancelled = asyncio.Event(), asyncio.Event()
-
-    @tool
-    async def wait_forever() -> str:
-        """Never returns on its own."""
-        began.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "unreachable"
+    waiting = Waiting()
+    began, cancelled, wait_forever = waiting.began, waiting.cancelled, waiting.tool
 
     model = ScriptedModel([call_tools(("wait_forever", {}))])
     async with running(temporal_server.address, postgres_dsn, model, [wait_forever], "cancel") as (client, store):
