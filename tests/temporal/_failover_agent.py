@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 
 from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContext
 from effects import Agent, ModelReply, ModelToolCall, tool
@@ -41,20 +42,29 @@ async def record(key: str) -> str:
     return "recorded"
 
 
-def answer(context: LlmContext) -> ModelReply:
-    """The next round's two calls, or the answer once ``ROUNDS`` doubles are in."""
-    asked = next(e.content for e in context.entries if isinstance(e, ContextMessage) and e.role == "user")
-    doubles = [e.content for e in context.entries if isinstance(e, ContextToolResult) and e.name == "double"]
-    k = len(doubles)
-    if k == ROUNDS:
-        return say(f"{asked}: " + ", ".join(doubles))
-    n = int(asked) + k
-    return ModelReply(
-        tool_calls=(
-            ModelToolCall(id=f"double-{k}", name="double", arguments=json.dumps({"n": n})),
-            ModelToolCall(id=f"record-{k}", name="record", arguments=json.dumps({"key": f"{asked}-{k}"})),
+def doubling(rounds: Callable[[str], int]) -> Callable[[LlmContext], ModelReply]:
+    """A model that runs ``rounds(message)`` rounds of ``double`` and ``record`` in parallel, then answers with
+    the doubles."""
+
+    def answer(context: LlmContext) -> ModelReply:
+        asked = next(e.content for e in context.entries if isinstance(e, ContextMessage) and e.role == "user")
+        doubles = [e.content for e in context.entries if isinstance(e, ContextToolResult) and e.name == "double"]
+        k = len(doubles)
+        if k == rounds(asked):
+            return say(f"{asked}: " + ", ".join(doubles))
+        n = int(asked) + k
+        return ModelReply(
+            tool_calls=(
+                ModelToolCall(id=f"double-{k}", name="double", arguments=json.dumps({"n": n})),
+                ModelToolCall(id=f"record-{k}", name="record", arguments=json.dumps({"key": f"{asked}-{k}"})),
+            )
         )
-    )
+
+    return answer
+
+
+answer = doubling(lambda _: ROUNDS)
+"""The next round's two calls, or the answer once ``ROUNDS`` doubles are in."""
 
 
 agent = Agent(ScriptedModel(answer, keep_calls=False), tools=[double, record], config=AgentConfig(max_tool_calls=20))

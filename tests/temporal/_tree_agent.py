@@ -20,7 +20,7 @@ from agent_core import AgentConfig, ContextMessage, ContextToolResult, LlmContex
 from effects import Agent, ModelReply, ModelToolCall, tool
 from effects.testing import ScriptedModel, say
 
-from ._failover_agent import TOOL_SECONDS, double
+from ._failover_agent import TOOL_SECONDS, double, doubling
 
 
 @tool
@@ -48,20 +48,8 @@ def plan(context: LlmContext) -> ModelReply:
     )
 
 
-def research(context: LlmContext) -> ModelReply:
-    """The next round's two calls, or the answer once its rounds are done (one for even numbers, two for odd)."""
-    asked = next(e.content for e in context.entries if isinstance(e, ContextMessage) and e.role == "user")
-    doubles = [e.content for e in context.entries if isinstance(e, ContextToolResult) and e.name == "double"]
-    k = len(doubles)
-    if k == 1 + int(asked) % 2:
-        return say(f"{asked}: " + ", ".join(doubles))
-    n = int(asked) + k
-    return ModelReply(
-        tool_calls=(
-            ModelToolCall(id=f"double-{k}", name="double", arguments=json.dumps({"n": n})),
-            ModelToolCall(id=f"record-{k}", name="record", arguments=json.dumps({"key": f"{asked}-{k}"})),
-        )
-    )
+research = doubling(lambda asked: 1 + int(asked) % 2)
+"""The next round's two calls, or the answer once its rounds are done (one for even numbers, two for odd)."""
 
 
 def researcher() -> Agent:
