@@ -94,21 +94,27 @@ def session_spend(state: AgentState, cost: int | None) -> int:
 
 
 def turn_counted(
-    state: AgentState, turn: Turn, inp: ReActObserved | AnswerRejected | AnsweredInside, **changes: Any
+    state: AgentState,
+    turn: Turn,
+    inp: ReActObserved | AnswerRejected | AnsweredInside,
+    *,
+    priced: bool = True,
+    **changes: Any,
 ) -> Turn:
-    """The turn with the model call counted (its tokens and cost, a new context revision, attempts reset), then
-    ``changes``."""
+    """The turn with the model call counted (its tokens and cost, a new context revision, attempts reset), and
+    ``changes``; with ``priced=False`` the call is not one to price, so it leaves ``unpriced`` as it was."""
     usage = inp.usage
     cost, unpriced = turn_spend(state, turn, inp.cost)
-    counted: dict[str, Any] = {
-        "model_calls": turn.model_calls + 1,
-        "tokens": turn.tokens + usage.input_tokens + usage.output_tokens,
-        "attempt": 0,
-        "context_rev": turn.context_rev + 1,
-        "cost": cost,
-        "unpriced": unpriced,
-    }
-    return replace(turn, **(counted | changes))
+    return replace(
+        turn,
+        model_calls=turn.model_calls + 1,
+        tokens=turn.tokens + usage.input_tokens + usage.output_tokens,
+        attempt=0,
+        context_rev=turn.context_rev + 1,
+        cost=cost,
+        unpriced=unpriced if priced else turn.unpriced,
+        **changes,
+    )
 
 
 def counted_inside(state: AgentState, turn: Turn, inp: AnsweredInside) -> tuple[AgentState, Turn]:
@@ -120,8 +126,8 @@ def counted_inside(state: AgentState, turn: Turn, inp: AnsweredInside) -> tuple[
     """
     check_spend(state, inp)
     usage = inp.usage
-    nothing_reported = inp.cost is None and not (usage.input_tokens or usage.output_tokens)
-    turn = turn_counted(state, turn, inp, **({"unpriced": turn.unpriced} if nothing_reported else {}))
+    reported = inp.cost is not None or bool(usage.input_tokens or usage.output_tokens)
+    turn = turn_counted(state, turn, inp, priced=reported)
     state = replace(
         state,
         input_tokens=state.input_tokens + usage.input_tokens,

@@ -77,6 +77,15 @@ def test_the_call_s_tokens_and_cost_count_toward_the_budgets_and_are_checked() -
     assert rejected(in_turn(), ac.ContextWindowExpanded(timestamp=T0 + 2, cost=-1)).code == "negative-cost"
 
 
+def test_a_call_that_reported_nothing_leaves_the_turn_priced_one_with_tokens_and_no_cost_does_not() -> None:
+    # As every such input logged before they carried usage and cost: nothing to price, so not unpriced.
+    state = fold(in_turn(max_cost=1_000), ac.ContextWindowExpanded(timestamp=T0 + 2))
+    assert state.turn is not None and not state.turn.unpriced
+    usage = ac.Usage(input_tokens=30, output_tokens=20)
+    state = fold(state, ac.ContextWindowExpanded(timestamp=T0 + 3, usage=usage))
+    assert state.last_outcome is not None and state.last_outcome.reason == "unpriced"
+
+
 def test_it_is_rejected_between_turns() -> None:
     rejection = rejected(started(), expanded(T0 + 1))
     assert (rejection.code, rejection.guard) == ("wrong-phase", "phase")
