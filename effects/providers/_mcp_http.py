@@ -45,27 +45,14 @@ class _Bounded(httpx2.AsyncByteStream):
         await self._stream.aclose()
 
 
-class _BoundedTransport(httpx2.AsyncBaseTransport):
-    def __init__(self) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await self._inner.handle_async_request(request)
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            return response
-        return httpx2.Response(
-            response.status_code,
-            headers=response.headers,
-            stream=_Bounded(response.stream, str(request.url)),
-            extensions=response.extensions,
-            request=request,
-        )
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+async def _bounded(response: httpx2.Response) -> None:
+    """A response hook: a body that is not an event stream is read through :class:`_Bounded` (whatever transport
+    brought it, a proxy's included)."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        response.stream = _Bounded(response.stream, str(response.request.url))
 
 
 def bounded_client() -> httpx2.AsyncClient:
     """A client like the SDK's own (its timeouts; redirects are followed by the SDK, within the server's origin)
     whose responses are bounded; enter it, then hand it to ``streamable_http_client``."""
-    return httpx2.AsyncClient(timeout=TIMEOUT, transport=_BoundedTransport())
+    return httpx2.AsyncClient(timeout=TIMEOUT, event_hooks={"response": [_bounded]})
