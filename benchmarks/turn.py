@@ -10,6 +10,9 @@ time per turn are compared:
 * ``hand-written loop``: plain asyncio, a task per effect (the model call,
   each tool call), the conversation in a list: the floor a runner that starts
   a task per effect stands on;
+* ``the reducer alone``: ``transition`` and ``effects_at`` over the inputs of
+  the same turns (recorded from a session beforehand), with no runner: the
+  floor the pure core sets under any runner of this reducer;
 * ``agent-core``: ``Agent`` in memory, default timeouts and turn deadline;
 * ``agent-core, MemoryStore``: the same session journaled to a ``MemoryStore``;
 * ``agent-core, SQLite``: ``open_session`` on ``SqliteStore`` (``synchronous=FULL``,
@@ -48,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import table, write_results
 from _crowd import GcTimer
 
-from agent_core import AgentConfig, Usage
+from agent_core import AgentConfig, Usage, effects_at, transition
 from effects import Agent, MemoryStore, SqliteStore, open_session, tool
 from effects.testing import ScriptedModel, call_tools, say
 
@@ -156,13 +159,34 @@ async def agent_turns(turns: int, store: Any = None) -> tuple[float, float]:
     return spent * 1e6 / turns, commits / turns
 
 
+async def core_turns(turns: int) -> float:
+    """CPU µs per turn of the pure core alone: ``transition`` then ``effects_at`` for each input of ``turns``
+    turns recorded from a session in memory (the recording is not timed)."""
+    inputs: list[Any] = []
+    async with Agent(turn_model(), tools=[lookup], config=CONFIG).running() as session:
+        session.send("warm-up")
+        await session.turn_done()
+        start = session.state
+        session.subscribe(lambda event: inputs.append(event.input) if event.type == "input-received" else None)
+        for n in range(turns):
+            session.send(f"question {n}")
+            await session.turn_done()
+    state, cpu = start, time.process_time()
+    for inp in inputs:
+        state = transition(state, inp)
+        effects_at(state)
+    return (time.process_time() - cpu) * 1e6 / turns
+
+
 def one_turn_table(turns: int, repeats: int) -> dict[str, Any]:
     """Every contender, interleaved ``repeats`` times; medians of CPU µs per turn."""
     folder = tempfile.mkdtemp(prefix="agent-core-turn-")
-    runs: dict[str, list[float]] = {k: [] for k in ("hand", "hand-sqlite", "agent", "agent-memory", "agent-sqlite")}
+    kinds = ("hand", "core", "hand-sqlite", "agent", "agent-memory", "agent-sqlite")
+    runs: dict[str, list[float]] = {k: [] for k in kinds}
     per_turn_commits = 0.0
     for repeat in range(repeats):
         runs["hand"].append(asyncio.run(hand_turns(turns)))
+        runs["core"].append(asyncio.run(core_turns(turns)))
         runs["agent"].append(asyncio.run(agent_turns(turns))[0])
         runs["agent-memory"].append(asyncio.run(agent_turns(turns, MemoryStore()))[0])
         store = SqliteStore(os.path.join(folder, f"agent-{repeat}.db"))
@@ -302,6 +326,7 @@ def report(single: dict[str, Any], memory: dict[str, Any], durable: dict[str, An
     m = single["median_us"]
     rows = [
         ("hand-written loop (a task per effect)", f"{m['hand']:.1f}", "", "", ""),
+        ("the reducer alone (no runner)", f"{m['core']:.1f}", f"{m['core'] / m['hand']:.2f}x", "", ""),
         (
             "agent-core in memory",
             f"{m['agent']:.1f}",
