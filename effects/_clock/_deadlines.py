@@ -84,11 +84,17 @@ async def run_until(
     the task waits after it); under trio the deadline may then cancel the
     effect's own scope instead of one of its own (see :class:`final_wait`).
     """
+    loop = asyncio._get_running_loop()
+    if loop is not None and getattr(clock, "loop_deadlines", False):
+        # The common case, kept short: under asyncio the wall clock's deadline is an entry in the loop's table.
+        with _Deadline(_table_of(loop), loop, loop.time() + max(0, deadline - clock.now_ms()) / 1000):
+            return await call()
+        return TIMED_OUT  # the block swallowed the deadline's cancellation
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is not None:
         with (final and last_wait_deadline(clock, deadline)) or scope_until(deadline):
             return await call()
-        return TIMED_OUT  # the block swallowed the deadline's cancellation
+        return TIMED_OUT
     wait: Callable[[int], Awaitable[None]] = getattr(clock, "wait_until", clock.sleep_until)
     results: list[T] = []
     try:
@@ -173,13 +179,19 @@ def deadline_after(seconds: float) -> AbstractContextManager[object]:
 
 
 _TABLES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopDeadlines] = weakref.WeakKeyDictionary()
+_LAST: tuple[weakref.ref[asyncio.AbstractEventLoop] | None, _LoopDeadlines | None] = (None, None)  # the last found
 
 
 def _table_of(loop: asyncio.AbstractEventLoop) -> _LoopDeadlines:
+    global _LAST
+    last, table = _LAST
+    if table is not None and last is not None and last() is loop:
+        return table
     try:
         table = _TABLES.get(loop)
         if table is None:
             table = _TABLES[loop] = _LoopDeadlines()
+        _LAST = (weakref.ref(loop), table)
     except TypeError:  # a loop type that takes no weak references: a table (and timer) per deadline
         table = _LoopDeadlines()
     return table
@@ -256,7 +268,7 @@ class _Deadline:
         self._expired = False
 
     def __enter__(self) -> _Deadline:
-        task = asyncio.current_task()
+        task = asyncio.current_task(self._loop)
         if task is None:
             raise RuntimeError("a deadline must be entered inside a task")
         self._task, self._cancelling = task, task.cancelling()
