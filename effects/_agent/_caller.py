@@ -6,10 +6,10 @@ every task the tool starts): a tool reads it with :func:`calling_session`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from types import TracebackType
 
 from agent_core import Spend
 
@@ -54,14 +54,22 @@ class Caller:
 _CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)
 
 
-@contextmanager
-def calling(caller: Caller) -> Iterator[None]:
-    """``caller`` is the calling session while the block runs."""
-    token = _CALLER.set(caller)
-    try:
-        yield
-    finally:
-        _CALLER.reset(token)
+class calling:  # lower case: used as ``with calling(caller):``
+    """``caller`` is the calling session while the block runs. (A class, not ``@contextmanager``: every tool
+    call enters one.)"""
+
+    __slots__ = ("_caller", "_token")
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+    def __enter__(self) -> None:
+        self._token: Token[Caller | None] = _CALLER.set(self._caller)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        _CALLER.reset(self._token)
 
 
 def calling_session() -> Caller | None:

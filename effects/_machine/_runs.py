@@ -22,8 +22,7 @@ import contextvars
 import logging
 import threading
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Generator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
 import anyio
@@ -129,8 +128,7 @@ class EffectRun(Generic[I]):
         return f"<EffectRun {self.key!r} {state}>"
 
 
-@asynccontextmanager
-async def parked() -> AsyncIterator[None]:
+class parked:  # lower case: used as ``async with parked():``, as the function it replaced
     """Mark the current effect as waiting on something outside the machine while the block runs.
 
     ``Machine.settled()`` counts a parked effect as unable to progress, so a
@@ -141,17 +139,22 @@ async def parked() -> AsyncIterator[None]:
             await clock_event.wait()
 
     Blocks nest. Outside an effect run by a machine it does nothing, so effect
-    code also runs unchanged on its own.
+    code also runs unchanged on its own. (A class, not ``@asynccontextmanager``:
+    every turn's deadline enters one, and this costs a third as much.)
     """
-    run = _CURRENT.get()
-    if run is None:
-        yield
-        return
-    run.park(1)
-    try:
-        yield
-    finally:
-        run.park(-1)
+
+    __slots__ = ("_run",)
+
+    async def __aenter__(self) -> None:
+        self._run = run = _CURRENT.get()
+        if run is not None:
+            run.park(1)
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: types.TracebackType | None
+    ) -> None:
+        if self._run is not None:
+            self._run.park(-1)
 
 
 def current_run() -> EffectRun[Any] | None:
