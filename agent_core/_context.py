@@ -243,7 +243,7 @@ def _past_calls(state: AgentState, in_context: tuple[str, ...]) -> tuple[PastToo
     if not in_context:
         return kept
     skip = frozenset(in_context)
-    listed = tuple(call for call in kept if call.id not in skip)
+    listed = tuple([call for call in kept if call.id not in skip])  # a list first: cheaper than a generator
     if len(listed) == len(kept):
         return listed
     return _scan_past_calls(state, in_context)

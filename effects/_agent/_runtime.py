@@ -145,7 +145,13 @@ class AgentRuntime:
 
     def stamp(self, at_least: int = 0) -> int:
         """The timestamp for a new input: the clock's time, never earlier than any input the session has."""
-        now = max(self._clock.now_ms(), self._last, self._floor(), at_least)
+        now, floor = self._clock.now_ms(), self._floor()
+        if now < self._last:
+            now = self._last
+        if now < floor:
+            now = floor
+        if now < at_least:
+            now = at_least
         self._last = now
         return now
 

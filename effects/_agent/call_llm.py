@@ -206,8 +206,12 @@ def writable_reply(reply: ModelReply) -> ModelReply:
     """``reply`` with lone surrogates in its text and tool calls replaced by U+FFFD (a JSON escape of half a
     pair decodes to one), so that every codec can write the inputs made of it."""
     calls = reply.tool_calls
-    if reply.text.isascii() and all(c.id.isascii() and c.name.isascii() and c.arguments.isascii() for c in calls):
-        return reply
+    if reply.text.isascii():
+        for c in calls:  # a loop, not all(generator): every model call passes here
+            if not (c.id.isascii() and c.name.isascii() and c.arguments.isascii()):
+                break
+        else:
+            return reply
     repaired = tuple(
         ModelToolCall(
             id=replace_surrogates(c.id), name=replace_surrogates(c.name), arguments=replace_surrogates(c.arguments)

@@ -130,7 +130,7 @@ class Machine(Generic[S, I, E]):
     def current(self) -> S:
         """The state after every input applied so far (queued inputs are not applied yet), including a batch
         whose commit is in flight (it goes back to the state before that batch if the commit fails)."""
-        return self._core.current()
+        return self._core._state  # read in place: asked several times per input (timestamps, waiters)
 
     @property
     def failure(self) -> BaseException | None:
@@ -404,7 +404,7 @@ class Machine(Generic[S, I, E]):
     def _apply_queue(self) -> None:
         batch = list(self._queue)
         self._queue.clear()
-        before = self._core.current()
+        before = self._core._state
         result: StepResult[S, I, E] = self._core.apply(
             [entry[0] for entry in batch], journal=self._journal, events=bool(self._subscribers), hand_over=True
         )
@@ -447,17 +447,18 @@ class Machine(Generic[S, I, E]):
         for event in result.events:
             self.emit(event)
         if result.starting:
-            state = self._core.current()
+            state = self._core._state
             for key, eff in result.starting.items():
                 self._start(key, eff, state)
 
     def _settle(self, result: StepResult[S, I, E], batch: list[Entry], stopping: bool = False) -> None:
         """Give ``dispatch_committed`` its verdicts; stop on an effect's input refused while it is still derived."""
-        if any(entry[2] is not None for entry in batch):
-            applied = {id(inp) for inp, _ in result.accepted}
-            for inp, _, waiter in batch:
-                if waiter is not None and not waiter.done():
-                    waiter.set_result(id(inp) in applied)
+        applied: set[int] | None = None
+        for inp, _, waiter in batch:  # most batches have no waiter: nothing is built for them
+            if waiter is not None and not waiter.done():
+                if applied is None:
+                    applied = {id(accepted) for accepted, _ in result.accepted}
+                waiter.set_result(id(inp) in applied)
         if result.rejected and not stopping:
             # An input sent with dispatch_committed is not checked: its effect hears the refusal and decides.
             origins = {id(inp): run for inp, run, waiter in batch if run is not None and waiter is None}
