@@ -225,8 +225,9 @@ class _Run:
     def start(self, dispatch: Dispatch[AgentInput], /) -> Awaitable[None]:
         # Hands back the handler's own coroutine: no frame of its own per effect.
         eff = self.eff
-        if self.ctx.redactor:  # values from the model and the tools enter here: no secret gets past
-            dispatch = RedactingDispatch(dispatch, self.ctx.redactor)
+        redactor = self.ctx.redactor
+        if redactor.secrets:  # values from the model and the tools enter here: no secret gets past
+            dispatch = RedactingDispatch(dispatch, redactor)
         if isinstance(eff, CallTool):
             return call_tool(self.ctx, eff, self.state, dispatch)
         if isinstance(eff, CallLlm):

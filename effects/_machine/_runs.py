@@ -288,7 +288,7 @@ class AsyncioRuns:
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
         """Run ``controller.start(run)`` inline until it ends or first suspends."""
         coro = controller.start(run)
-        if not isinstance(coro, Coroutine):
+        if type(coro) is not types.CoroutineType and not isinstance(coro, Coroutine):  # an ABC check costs more
             coro = _awaiting(coro)
         run.context = context = contextvars.copy_context()
         context.run(_CURRENT.set, run)

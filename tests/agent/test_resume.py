@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 import anyio
@@ -159,3 +160,7 @@ def test_id_sources() -> None:
     made = {randoms.new_id("user") for _ in range(100)}
     assert len(made) == 100
     assert all(i.startswith("user-") and len(i) == len("user-") + 32 for i in made)
+    # Each is the hex of a version 4 UUID (RFC 4122's variant), as uuid.uuid4().hex would give.
+    parsed = [uuid.UUID(i.removeprefix("user-")) for i in made]
+    assert all(u.version == 4 and u.variant == uuid.RFC_4122 for u in parsed)
+    assert {u.hex for u in parsed} == {i.removeprefix("user-") for i in made}
