@@ -8,7 +8,7 @@ reconciliation. When the journal commits on its own thread (``submit``), the
 flush hands the batch over and ends; the writer's verdict schedules the rest.
 Only a durable batch goes on: stale effects are cancelled, ``dispatch_committed``
 waiters get their verdicts, subscribers see the timeline, and the new effects
-start (see ``_runs``: under asyncio inline, until they first suspend). Inputs
+start (see ``_tasks``: under asyncio inline, until they first suspend). Inputs
 those effects dispatched meanwhile are applied next, in the same callback, up to
 a few batches, so one session cannot hold the loop. Waiters (``settled``,
 ``until``, ``wait_for_room``) are asked after each batch and each effect's end.
@@ -39,7 +39,8 @@ from ._events import (
     MachineStopped,
 )
 from ._protocols import Controller, Journal, OnLoop
-from ._runs import AsyncioRuns, EffectRun, TrioRuns, call_soon_threadsafe, reraise_single
+from ._runs import EffectRun
+from ._tasks import AsyncioRuns, TrioRuns, call_soon_threadsafe, reraise_single
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type
