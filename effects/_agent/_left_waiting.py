@@ -7,8 +7,10 @@ in its session: no effect runs it, so when the session's turn ends meanwhile
 committed states: a call of an agent tool that stops waiting without running
 again (its turn closed it) ends its child's turn as cancelled, in the child's
 log (or, in memory, in the state held for it), and so on down the tree. Once the
-session stops, what its last inputs closed is looked at once more. A stored session reopened after such a turn
-looks at that turn's calls again first: its process may have stopped before it ended the children.
+session stops, what its last inputs closed is looked at once more. A stored session reopened after a turn that
+ended other than by an answer looks at that turn's calls of agent tools again first: its process may have stopped
+before it ended their children, left waiting for a decision or still running their own calls (a cancellation
+committed just before the process died).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from agent_core import AgentInput, AgentState, Effect, Spend
+from agent_core import AgentInput, AgentState, Effect, Spend, ToolSuccess
 
 from .._machine import Machine, MachineStopped, reraise_single
+from .._store import child_session_id, session_exists
 from .._tools import Toolbox
 from ._agent_tool import CALLER_CANCELLED, AgentTool
 from ._caller import Caller
@@ -76,17 +79,20 @@ class LeftWaiting:
 
     def _left_by_last_turn(self, state: AgentState) -> list[str]:
         """In a stored session reopened after its turn ended other than by an answer: the calls of agent tools
-        of that turn that waited for a decision below them, whose children may have been left waiting (the
-        process stopped before it ended them). Ending a child whose turn ended already changes nothing."""
-        outcome = state.last_outcome
-        if self._runtime.store is None or state.turn is not None or outcome is None or outcome.kind == "completed":
+        of that turn that did not answer and have a child, which may have been left waiting for a decision or
+        running (the process stopped before it ended them). Ending a child whose turn ended already changes nothing."""
+        outcome, store = state.last_outcome, self._runtime.store
+        if store is None or state.turn is not None or outcome is None or outcome.kind == "completed":
             return []
+        own = self._runtime.stored_id or state.session_id
         log, calls, left = state.tool_call_log, state.tool_calls, []
         for i in range(len(log) - 1, -1, -1):
             record = calls.get(log[i])
             if record is None or record.turn != outcome.turn:
                 break
-            if record.name in self._tools and record.input_rounds > 0:
+            if record.name not in self._tools or isinstance(record.result, ToolSuccess):  # a child that answered
+                continue
+            if record.input_rounds > 0 or session_exists(store, child_session_id(own, log[i])):
                 left.append(log[i])
         return left
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from pathlib import Path
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from agent_core import AgentConfig, Lineage, LlmContext, ToolFailure, ToolSuccess
+from agent_core import AgentConfig, Lineage, LlmContext, ReActCancelled, ToolFailure, ToolSuccess
 from effects import (
     Agent,
     ModelReply,
+    Session,
+    SessionJournal,
     SqliteStore,
     Toolbox,
     conversation,
@@ -189,7 +193,9 @@ def test_an_agent_whose_sessions_would_refuse_its_config_is_refused_as_a_tool() 
     )
 
 
-async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_path: Path) -> None:
+def three_levels(tmp_path: Path) -> tuple[SqliteStore, Callable[[], AsyncContextManager[Session]], anyio.Event]:
+    """A store, a way to open the session ``top`` whose ``research`` runs a child whose ``deeper`` runs a grandchild,
+    and the event set once the grandchild's ``lookup`` runs (and waits forever)."""
     entered = anyio.Event()
 
     @tool
@@ -207,15 +213,12 @@ async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_
     mid = Agent(ScriptedModel(middle), tools=[leaf.as_tool("deeper", "Ask the leaf.")], clock=clock)
     store = SqliteStore(tmp_path / "tree.db")
     script = [call_tools(("research", {"task": "cats"}, "ask-cats"))]
-    async with open_session(
-        store, "top", ScriptedModel(script), tools=[mid.as_tool("research", "R.")], clock=clock
-    ) as s:
-        s.send("go")
-        with anyio.fail_after(10):
-            await entered.wait()  # the grandchild's tool runs
-            s.cancel("enough")
-            state = await s.turn_done()
-    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    research = mid.as_tool("research", "R.")
+    return store, lambda: open_session(store, "top", ScriptedModel(script), tools=[research], clock=clock), entered
+
+
+def cancelled_by_the_caller(store: SqliteStore) -> None:
+    """Both children of ``top`` ended their turns because the calling turn was cancelled, each dangling call closed."""
     for child in ("top:ask-cats", "top:ask-cats:deep-1"):
         child_state = load_state(store, child)
         outcome = child_state.last_outcome
@@ -226,8 +229,40 @@ async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_
             error="interrupted: the turn was cancelled (the calling turn was cancelled) while the tool was running; "
             "its outcome is unknown"
         ), child
+
+
+async def test_cancelling_the_calling_turn_cancels_the_child_turns_below_it(tmp_path: Path) -> None:
+    store, opened, entered = three_levels(tmp_path)
+    async with opened() as s:
+        s.send("go")
+        with anyio.fail_after(10):
+            await entered.wait()  # the grandchild's tool runs
+            s.cancel("enough")
+            state = await s.turn_done()
+    assert state.last_outcome is not None and state.last_outcome.kind == "cancelled"
+    cancelled_by_the_caller(store)
     top_call = state.tool_calls["ask-cats"]
     assert top_call.status == "completed" and isinstance(top_call.result, ToolFailure)
+
+
+async def test_a_caller_cancelled_in_its_log_alone_ends_its_running_childrens_turns_when_it_reopens(
+    tmp_path: Path,
+) -> None:
+    # As if the process died right after the caller's cancellation was committed, while the calls below it ran.
+    store, opened, entered = three_levels(tmp_path)
+    async with opened() as s:
+        s.send("go")
+        with anyio.fail_after(10):
+            await entered.wait()  # the grandchild's tool runs; leaving the block leaves every turn open to resume
+    journal = SessionJournal.open(store, "top")
+    try:
+        journal.append([ReActCancelled(timestamp=journal.state.timestamp, reason="enough")])
+    finally:
+        journal.close()
+    assert load_state(store, "top:ask-cats:deep-1").turn is not None
+    async with opened():
+        pass  # reopened and closed: what the cancelled turn left running below it is ended as the session runs
+    cancelled_by_the_caller(store)
 
 
 async def test_a_session_that_stops_leaves_its_children_open_to_resume(tmp_path: Path) -> None:
