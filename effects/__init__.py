@@ -130,6 +130,7 @@ from ._store import (
     replay_session,
     session_exists,
     session_tree,
+    sessions_page,
     timeline,
     turn_digest,
 )
@@ -296,6 +297,7 @@ __all__ = [
     "session_stats",
     "session_tree",
     "session_view",
+    "sessions_page",
     "set_process_limits",
     "span_id_of",
     "timeline",

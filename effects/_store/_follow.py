@@ -22,7 +22,7 @@ from agent_core import AgentInput, AgentState
 from ._errors import ConcurrencyError
 from ._lease import LeasedStore
 from ._postgres import PostgresStore
-from ._protocol import EventStore
+from ._protocol import EventStore, sessions_page
 from ._records import Origin, SessionInfo, Snapshot, StoredInput
 
 DEFAULT_FOLLOW_INTERVAL = 0.2
@@ -82,6 +82,10 @@ class SharedStore:
     def sessions(self) -> list[SessionInfo]:
         """See :meth:`EventStore.sessions`."""
         return self.store.sessions()
+
+    def sessions_page(self, prefix: str, offset: int, limit: int | None) -> tuple[list[SessionInfo], int]:
+        """See :func:`~effects.sessions_page`."""
+        return sessions_page(self.store, prefix=prefix, offset=offset, limit=limit)
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """See :meth:`EventStore.save_snapshot`."""

@@ -121,6 +121,13 @@ class MemoryStore(LeasedStore):
             logs = list(self._logs.items())
         return [self._info(session_id, log) for session_id, log in logs]
 
+    def sessions_page(self, prefix: str, offset: int, limit: int | None) -> tuple[list[SessionInfo], int]:
+        """See :func:`~effects.sessions_page`."""
+        with self._lock:
+            logs = [(session_id, log) for session_id, log in self._logs.items() if session_id.startswith(prefix)]
+        page = logs[offset : None if limit is None else offset + limit]
+        return [self._info(session_id, log) for session_id, log in page], len(logs)
+
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot``; only the newest ``keep_snapshots`` stay."""
         with self._lock:

@@ -45,7 +45,13 @@ class EventStore(Protocol):
         ...
 
     def sessions(self) -> list[SessionInfo]:
-        """Every session, oldest first."""
+        """Every session, oldest first.
+
+        Listing a page or a tree goes through :func:`sessions_page`: a store
+        with a method ``sessions_page(prefix, offset, limit)`` returning the
+        same as that function reads only the sessions asked for (the stores
+        here do); one without it is listed whole.
+        """
         ...
 
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
@@ -74,3 +80,23 @@ def session_exists(store: EventStore, session_id: str) -> bool:
     except SessionNotFound:
         return False
     return True
+
+
+def sessions_page(
+    store: EventStore, *, prefix: str = "", offset: int = 0, limit: int | None = None
+) -> tuple[list[SessionInfo], int]:
+    """The sessions whose ids start with ``prefix``, oldest first, ``offset`` on, at most ``limit`` of them
+    (``None``: all), and how many such sessions the store holds.
+
+    The stores here answer it themselves, reading only those sessions (a
+    viewer's page of a store of millions reads one page); any other store
+    lists every session and slices.
+    """
+    if offset < 0 or (limit is not None and limit < 0):
+        raise ValueError(f"expected an offset and a limit of 0 or more, got offset={offset}, limit={limit}")
+    own = getattr(store, "sessions_page", None)
+    if own is not None:
+        page: tuple[list[SessionInfo], int] = own(prefix, offset, limit)
+        return page
+    named = [info for info in store.sessions() if info.session_id.startswith(prefix)]
+    return named[offset : None if limit is None else offset + limit], len(named)

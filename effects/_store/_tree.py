@@ -8,7 +8,7 @@ from agent_core import AgentState, DecodeError, phase
 
 from ._errors import LogDamaged, ReplayDiverged
 from ._load import load_state
-from ._protocol import EventStore
+from ._protocol import EventStore, sessions_page
 
 DEFAULT_TREE_LIMIT = 200
 """How many sessions below the top one :func:`session_tree` reads by default."""
@@ -46,7 +46,7 @@ def session_tree(store: EventStore, session_id: str, *, limit: int = DEFAULT_TRE
     if limit < 0:
         raise ValueError(f"expected a limit of 0 or more sessions, got {limit}")
     top = _node(store, session_id, store.session(session_id).length)
-    below = [info for info in store.sessions() if info.session_id.startswith(f"{session_id}:")]
+    below, _ = sessions_page(store, prefix=f"{session_id}:")  # the sessions named below it, not the whole store
     below.sort(key=lambda info: (info.session_id.count(":"), info.session_id))  # parents first, then by id
     children: dict[str, list[SessionNode]] = {}
     found = {session_id}

@@ -22,6 +22,7 @@ from .._store import (
     load_state,
     session_exists,
     session_tree,
+    sessions_page,
 )
 from ._bounds import PAGE_BYTES, SESSIONS_PER_PAGE, TREE_SESSIONS, size
 from ._cursor import Cursors
@@ -47,16 +48,16 @@ class SessionList:
         :data:`PAGE_BYTES`; ``total`` is how many the store holds."""
         if not 1 <= limit <= SESSIONS_PER_PAGE:
             raise ValueError(f"a page lists 1 to {SESSIONS_PER_PAGE} sessions; got limit={limit}")
-        infos = self.store.sessions()
+        infos, count = sessions_page(self.store, offset=offset, limit=limit)  # the page alone is read
         listed: list[dict[str, Any]] = []
         total = 0
-        for info in infos[offset : offset + limit]:
+        for info in infos:
             entry = {**msgspec.to_builtins(info), **self.phase(info)}
             listed.append(entry)
             total += size(entry)
             if total >= PAGE_BYTES:
                 break
-        return {"sessions": listed, "offset": offset, "total": len(infos)}
+        return {"sessions": listed, "offset": offset, "total": count}
 
     def phase(self, info: SessionInfo) -> dict[str, str]:
         """``{"phase": ...}``, or ``{"phase": "unreadable", "error": why}`` for a session that cannot be read."""
@@ -90,6 +91,6 @@ def tree_of(store: EventStore, session_id: str) -> Any:
     root = session_id
     if lineage is not None and session_exists(store, lineage.root_session_id):
         root = lineage.root_session_id
-    if not any(info.session_id.startswith(f"{root}:") for info in store.sessions()):
+    if not sessions_page(store, prefix=f"{root}:", limit=1)[1]:
         return msgspec.to_builtins(SessionNode(session_id=root, inputs=store.session(root).length))
     return msgspec.to_builtins(session_tree(store, root, limit=TREE_SESSIONS))

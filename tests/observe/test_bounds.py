@@ -27,6 +27,7 @@ from agent_core import (
 )
 from effects import (
     MemoryStore,
+    SessionInfo,
     SessionJournal,
     SqliteStore,
     create_app,
@@ -175,6 +176,26 @@ def test_the_session_list_of_long_ids_is_bounded(huge: tuple[MemoryStore, TestCl
     listed = first.json()
     assert listed["total"] == 151 and 0 < len(listed["sessions"]) < 100  # ended early, past 1 MiB
     assert client.get(f"/api/sessions?offset={len(listed['sessions'])}").json()["sessions"]
+
+
+class Listless(MemoryStore):
+    """A store too big to list whole: reading every session fails the test."""
+
+    def sessions(self) -> list[SessionInfo]:
+        raise AssertionError("the whole store was listed")
+
+
+def test_the_session_list_and_a_tree_read_only_what_they_show() -> None:
+    store = Listless()
+    for name in ("a", "b", "b:c1", "b:c1:d1", "e"):
+        write_session(store, name, 1)
+    with TestClient(create_app(store), base_url="http://127.0.0.1") as client:
+        page = client.get("/api/sessions?offset=1&limit=2").json()
+        assert ([s["session_id"] for s in page["sessions"]], page["total"]) == (["b", "b:c1"], 5)
+        alone = client.get("/api/sessions/a/tree").json()  # nothing named below it: not even folded
+        assert (alone["session_id"], alone["phase"], alone["children"]) == ("a", "", [])
+        tree = client.get("/api/sessions/b/tree").json()  # sessions named like children, not started as ones
+        assert (tree["session_id"], tree["phase"], tree["children"]) == ("b", "idle", [])
 
 
 @pytest.mark.slow

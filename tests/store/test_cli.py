@@ -48,6 +48,27 @@ def test_sessions_lists_each_session(db: Path, capsys: pytest.CaptureFixture[str
     assert listed["first_timestamp"] == START
 
 
+def test_sessions_lists_a_page_and_says_how_to_see_the_next(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "many.db"
+    store = SqliteStore(db, synchronous="NORMAL")
+    for n in range(5):
+        SessionJournal(store, f"s{n}").append(session(1)[:2])
+    store.close()
+    code, out, _ = run(capsys, "sessions", str(db), "--limit", "2", "--offset", "1")
+    assert code == 0
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[1:3]] == ["s1", "s2"]
+    assert lines[3:] == ["… sessions 2 to 3 of 5; the next with --offset 3"]
+    assert [s["session_id"] for s in json.loads(run(capsys, "sessions", str(db), "--offset", "3", "--json")[1])] == [
+        "s3",
+        "s4",
+    ]
+    assert run(capsys, "sessions", str(db), "--offset", "9")[1] == f"{db}: no sessions past the first 5\n"
+    code, out, err = run(capsys, "sessions", str(db), "--limit", "-1")
+    assert (code, out) == (2, "")
+    assert err == "agent-core sessions: expected --limit and --offset of 0 or more, got --limit -1 --offset 0\n"
+
+
 def test_replay_verify_reports_what_it_checked(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "replay", str(db), "s1", "--verify")
     assert code == 0
@@ -104,7 +125,10 @@ def test_inspect_shows_the_timeline_and_the_state_at_a_record(db: Path, capsys: 
         "start call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2",
     ]
     assert "  phase: acting (turn 1: 1 model calls, 3 tool calls, 110 tokens)" in lines
-    assert "  effects that should run: wait-until:deadline:1:1767227400001, call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2" in lines
+    assert (
+        "  effects that should run: wait-until:deadline:1:1767227400001, call-tool:c0.0.0, call-tool:c0.0.1, call-tool:c0.0.2"
+        in lines
+    )
 
 
 def test_inspect_json(db: Path, capsys: pytest.CaptureFixture[str]) -> None:

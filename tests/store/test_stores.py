@@ -24,6 +24,7 @@ from effects import (
     StoredInput,
     StoreUnavailable,
     chain_hash,
+    sessions_page,
 )
 
 from .conftest import START, session
@@ -108,6 +109,24 @@ def test_sessions_lists_length_times_head_and_parent(store: EventStore) -> None:
     assert (first.first_timestamp, first.last_timestamp) == (START, START + 1)
     assert (fork.session_id, fork.length, fork.parent) == ("fork", 2, Origin(session_id="s1", seq=2))
     assert store.session("fork") == fork
+
+
+def test_a_page_of_sessions_reads_only_the_named_ones_in_creation_order(store: EventStore) -> None:
+    names = ["plan", "plan:ask-b", "other", "plan:ask-a", "plan:ask-a:deep-1", "plan_b", "pl%n:x", "ünï:1"]
+    for name in names:
+        store.append(name, records(1), expected=0)
+    assert sessions_page(store) == (store.sessions(), len(names))
+    page, total = sessions_page(store, offset=2, limit=3)
+    assert ([info.session_id for info in page], total) == (names[2:5], len(names))
+    below, total = sessions_page(store, prefix="plan:")  # a prefix is text, never a pattern
+    assert ([info.session_id for info in below], total) == (["plan:ask-b", "plan:ask-a", "plan:ask-a:deep-1"], 3)
+    assert sessions_page(store, prefix="plan:", limit=1)[0] == below[:1]
+    assert [i.session_id for i in sessions_page(store, prefix="pl%")[0]] == ["pl%n:x"]
+    assert [i.session_id for i in sessions_page(store, prefix="ünï:")[0]] == ["ünï:1"]  # characters, not bytes
+    assert sessions_page(store, prefix="nobody") == ([], 0)
+    assert sessions_page(store, offset=len(names)) == ([], len(names))
+    with pytest.raises(ValueError, match="expected an offset and a limit of 0 or more, got offset=-1, limit=None"):
+        sessions_page(store, offset=-1)
 
 
 def test_snapshots_keep_the_newest_and_load_the_latest_before_a_point(store: EventStore) -> None:

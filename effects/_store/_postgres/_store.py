@@ -92,6 +92,15 @@ class PostgresStore(GroupedWrites, LeasedStore):
         query = f"SELECT {_SESSION_COLUMNS} FROM agent_core_sessions ORDER BY id"
         return [session_info(row) for row in self._run(lambda db: db.execute(query).fetchall())]
 
+    def sessions_page(self, prefix: str, offset: int, limit: int | None) -> tuple[list[SessionInfo], int]:
+        """See :func:`~effects.sessions_page`: the page and the count, each one statement."""
+        where = "WHERE left(name, %s) = %s"
+        page = f"SELECT {_SESSION_COLUMNS} FROM agent_core_sessions {where} ORDER BY id LIMIT %s OFFSET %s"
+        count = f"SELECT count(*) FROM agent_core_sessions {where}"
+        rows = self._run(lambda db: db.execute(page, (len(prefix), prefix, limit, offset)).fetchall())
+        total = self._run(lambda db: db.execute(count, (len(prefix), prefix)).fetchone())
+        return [session_info(row) for row in rows], int(total[0])
+
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
         self.session(session_id)  # raises SessionNotFound

@@ -79,6 +79,17 @@ class SqliteStore(GroupedWrites, LeasedStore):
             rows = self._db.execute(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY id").fetchall()
         return [session_info(row) for row in rows]
 
+    def sessions_page(self, prefix: str, offset: int, limit: int | None) -> tuple[list[SessionInfo], int]:
+        """See :func:`~effects.sessions_page`: the page and the count, each one statement."""
+        where = "WHERE substr(name, 1, ?) = ?"
+        with self._lock, sqlite_errors(self.path):
+            rows = self._db.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions {where} ORDER BY id LIMIT ? OFFSET ?",
+                (len(prefix), prefix, -1 if limit is None else limit, offset),
+            ).fetchall()
+            total: int = self._db.execute(f"SELECT count(*) FROM sessions {where}", (len(prefix), prefix)).fetchone()[0]
+        return [session_info(row) for row in rows], total
+
     def save_snapshot(self, session_id: str, snapshot: Snapshot) -> None:
         """Keep ``snapshot`` (zlib-compressed); only the newest ``keep_snapshots`` stay."""
         self._key(session_id)  # raises SessionNotFound
