@@ -145,7 +145,7 @@ def _answers(tool: str, requests: str) -> dict[str, Any]:
         print(f"{tool} asks: {question or json.dumps(request)}")
         while True:
             try:
-                text = input("answer (JSON, such as {\"field\": \"value\"}; empty declines): ").strip()
+                text = input('answer (JSON, such as {"field": "value"}; empty declines): ').strip()
             except EOFError:
                 text = ""
             if not text:

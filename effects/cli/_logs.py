@@ -22,10 +22,12 @@ from .._store import (
     NotAStore,
     ReplayDiverged,
     SessionExists,
+    SessionInfo,
     SessionNotFound,
     StoreDamaged,
     StoreError,
     open_store,
+    sessions_page,
 )
 
 USAGE_ERROR = 2
@@ -198,3 +200,41 @@ def table(headers: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
         for row in (headers, *rows)
     ]
     return "\n".join(lines)
+
+
+DEFAULT_PAGE = 1_000
+"""How many sessions a command that goes through a store's sessions reads unless told otherwise."""
+
+
+def add_paging(parser: argparse.ArgumentParser) -> None:
+    """``--limit`` and ``--offset``: which page of a store's sessions a command reads (each one's log is read)."""
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=DEFAULT_PAGE,
+        metavar="N",
+        help=f"at most N sessions (default {DEFAULT_PAGE:,}): each one's log is read",
+    )
+    parser.add_argument("--offset", type=int, default=0, metavar="N", help="skip the N oldest sessions (default 0)")
+
+
+def session_page(store: EventStore, args: argparse.Namespace) -> tuple[list[SessionInfo], int]:
+    """The page of ``store``'s sessions that ``--limit`` and ``--offset`` ask for, and how many there are."""
+    if args.limit < 0 or args.offset < 0:
+        raise CommandError(
+            f"expected --limit and --offset of 0 or more, got --limit {args.limit} --offset {args.offset}"
+        )
+    return sessions_page(store, offset=args.offset, limit=args.limit)
+
+
+def next_page(args: argparse.Namespace, listed: int, total: int) -> str | None:
+    """The line that says which sessions were listed of how many, and how to list the next; ``None``: all were."""
+    shown = args.offset + listed
+    if shown >= total or not listed:
+        return None
+    return f"… sessions {args.offset + 1:,} to {shown:,} of {total:,}; the next with --offset {shown}"
+
+
+def no_sessions(args: argparse.Namespace, total: int) -> str:
+    """What a command prints for an empty page: an empty store, or an offset past its sessions."""
+    return f"{args.db}: no sessions" + (f" past the first {total:,}" if total else "")

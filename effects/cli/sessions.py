@@ -7,8 +7,20 @@ from typing import Any
 
 from agent_core import phase
 
-from .._store import EventStore, sessions_page, state_or_why
-from ._logs import CommandError, add_db, as_builtins, command, opened, print_json, show_time, table
+from .._store import EventStore, state_or_why
+from ._logs import (
+    add_db,
+    add_paging,
+    as_builtins,
+    command,
+    next_page,
+    no_sessions,
+    opened,
+    print_json,
+    session_page,
+    show_time,
+    table,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -20,35 +32,20 @@ def register(subparsers: Any) -> None:
         "retrying), first input, last activity (the time of the last input), and the parent of forks.",
     )
     add_db(parser, session=False)
-    parser.add_argument(
-        "--limit",
-        type=int,
-        default=DEFAULT_LIMIT,
-        metavar="N",
-        help=f"list at most N sessions (default {DEFAULT_LIMIT:,}): each one's log is read for its phase",
-    )
-    parser.add_argument("--offset", type=int, default=0, metavar="N", help="skip the N oldest sessions (default 0)")
+    add_paging(parser)
     parser.set_defaults(func=command("sessions", run))
-
-
-DEFAULT_LIMIT = 1_000
-"""How many sessions ``agent-core sessions`` lists unless told otherwise."""
 
 
 def run(args: argparse.Namespace) -> int:
     """Print a page of the store's sessions, oldest first, and how to see the next."""
-    if args.limit < 0 or args.offset < 0:
-        raise CommandError(
-            f"expected --limit and --offset of 0 or more, got --limit {args.limit} --offset {args.offset}"
-        )
     with opened(args.db) as store:
-        infos, total = sessions_page(store, offset=args.offset, limit=args.limit)
+        infos, total = session_page(store, args)
         phases = [_phase(store, info.session_id) for info in infos]
     if args.json:
         print_json([{**as_builtins(info), "phase": shown} for info, shown in zip(infos, phases, strict=True)])
         return 0
     if not infos:
-        print(f"{args.db}: no sessions" + (f" past the first {total:,}" if total else ""))
+        print(no_sessions(args, total))
         return 0
     rows = [
         (
@@ -62,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
         for info, shown in zip(infos, phases, strict=True)
     ]
     print(table(("SESSION", "INPUTS", "PHASE", "FIRST INPUT", "LAST ACTIVITY", "FORKED FROM"), rows))
-    shown = args.offset + len(infos)
-    if shown < total:
-        print(f"… sessions {args.offset + 1:,} to {shown:,} of {total:,}; the next with --offset {shown}")
+    more = next_page(args, len(infos), total)
+    if more is not None:
+        print(more)
     return 0
 
 

@@ -8,11 +8,22 @@ from typing import Any
 from agent_core import format_nanos
 
 from .._observe import SessionStats, session_stats
-from ._logs import add_db, command, opened, print_json, show_duration, table
+from ._logs import (
+    add_db,
+    add_paging,
+    command,
+    next_page,
+    no_sessions,
+    opened,
+    print_json,
+    session_page,
+    show_duration,
+    table,
+)
 
 EPILOG = """\
 everything is computed from the log alone, so it works on any past session.
-Without SESSION: one line per session of the store. With it: time in each
+Without SESSION: one line per session of the store (1,000 at a time: --offset). With it: time in each
 phase, model calls and tokens per turn, context size at each model call, tool
 success/failure/timeout counts and latencies, retries and their backoff,
 budget exhaustions and stuck detections.
@@ -30,22 +41,30 @@ def register(subparsers: Any) -> None:
     )
     add_db(parser, session=False)
     parser.add_argument("session", metavar="SESSION", nargs="?", help="one session (default: every session)")
+    add_paging(parser)
     parser.set_defaults(func=command("stats", run))
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the metrics of SESSION, or a summary line per session."""
+    """Print the metrics of SESSION, or a summary line per session of a page of the store's."""
     with opened(args.db) as store:
-        ids = [args.session] if args.session else [info.session_id for info in store.sessions()]
+        if args.session:
+            ids, total = [args.session], 1
+        else:
+            infos, total = session_page(store, args)
+            ids = [info.session_id for info in infos]
         all_stats = [session_stats(store, session_id) for session_id in ids]
     if args.json:
         print_json(all_stats[0] if args.session else all_stats)
     elif args.session:
         print("\n".join(describe(all_stats[0])))
     elif not all_stats:
-        print(f"{args.db}: no sessions")
+        print(no_sessions(args, total))
     else:
         print(summary(all_stats))
+        more = next_page(args, len(all_stats), total)
+        if more is not None:
+            print(more)
     return 0
 
 

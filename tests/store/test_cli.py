@@ -67,6 +67,10 @@ def test_sessions_lists_a_page_and_says_how_to_see_the_next(tmp_path: Path, caps
     code, out, err = run(capsys, "sessions", str(db), "--limit", "-1")
     assert (code, out) == (2, "")
     assert err == "agent-core sessions: expected --limit and --offset of 0 or more, got --limit -1 --offset 0\n"
+    code, out, _ = run(capsys, "stats", str(db), "--limit", "2")  # a page of summary lines too
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["s0", "s1", "…"]
+    assert out.splitlines()[-1] == "… sessions 1 to 2 of 5; the next with --offset 2"
 
 
 def test_replay_verify_reports_what_it_checked(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
