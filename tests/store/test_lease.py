@@ -121,6 +121,37 @@ def test_an_expired_lease_is_taken_over_and_its_writer_fenced_off(two: tuple[Eve
     assert load_state(first, "s1") == load_state(second, "s1")
 
 
+def test_a_group_commit_of_many_sessions_refuses_the_fenced_writer_alone(tmp_path: Path) -> None:
+    """A group holding batches of several sessions: the batch of the writer whose lease was taken over is refused
+    (named as fenced off), the others commit."""
+    clock = Clock()
+    terms = LeaseTerms(duration_ms=30_000, renew_every_ms=10_000, clock=clock)
+    store, other = (SqliteStore(tmp_path / "log.db", lease_terms=terms) for _ in range(2))
+    first, second = session(1, session_id="s1"), session(1, session_id="s2")
+    stalled = SessionJournal(store, "s1", lease=store.acquire_lease("s1"))
+    live = SessionJournal(store, "s2", lease=store.acquire_lease("s2"))
+    stalled.append(first[:2])
+    live.append(second[:2])
+    clock.ms += 30_001
+    taker = other.acquire_lease("s1")
+    blocker = sqlite3.connect(tmp_path / "log.db", isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer waits for it: the batches below gather into groups of both
+    commits = [live.submit(second[2:3]), stalled.submit(first[2:4]), live.submit(second[3:5])]
+    blocker.execute("ROLLBACK")
+    ahead, fenced, behind = commits
+    assert ahead is not None and fenced is not None and behind is not None
+    ahead.result(10)
+    behind.result(10)
+    with pytest.raises(SessionLeased) as refused:
+        fenced.result(10)
+    assert refused.value.taken and refused.value.holder == taker
+    assert [r.decode() for r in store.read("s2")] == second[:5]
+    assert [r.decode() for r in store.read("s1")] == first[:2]
+    blocker.close()
+    other.close()
+    store.close()
+
+
 def test_a_renewal_tells_the_writer_whose_lease_was_taken(two: tuple[EventStore, EventStore, Clock]) -> None:
     first, second, clock = two
     lost: list[SessionLeased] = []
