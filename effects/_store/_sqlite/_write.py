@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ def commit_group(
     says nothing of it was written, or, when ``COMMIT`` itself failed and SQLite ended the transaction, that the
     outcome is unknown (see :func:`commit_failure`).
     """
-    with sqlite_errors(path):
+    try:  # as sqlite_errors(path), without a context manager's cost on every commit
         db.execute("BEGIN IMMEDIATE")
         try:
             errors = _write(db, jobs, keep, terms)
@@ -36,6 +37,8 @@ def commit_group(
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+    except sqlite3.Error as error:
+        raise failure(path, error) from None
     try:
         db.execute("COMMIT")
     except sqlite3.Error as error:
@@ -48,7 +51,8 @@ def commit_group(
 
 
 def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int, terms: LeaseTerms) -> list[BaseException | None]:
-    known = _sessions(db, sorted({job.session_id for job in jobs}))  # name -> [key, length, head, lease owner]
+    names = [jobs[0].session_id] if len(jobs) == 1 else sorted({job.session_id for job in jobs})
+    known = _sessions(db, names)  # name -> [key, length, head, lease owner]
     fenced = _fence(db, jobs, known)
     errors: list[BaseException | None] = []
     rows: list[tuple[object, ...]] = []
@@ -56,7 +60,7 @@ def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int, terms: Lea
     for job in jobs:
         found = known.get(job.session_id)
         try:
-            if job.session_id in fenced:
+            if fenced and job.session_id in fenced:
                 check_lease(job, fenced[job.session_id], now_ms(terms))
             check_job(job, None if found is None else (found[1], found[2]), len(known))
         except JOB_ERRORS as error:
@@ -67,29 +71,39 @@ def _write(db: sqlite3.Connection, jobs: Sequence[Append], keep: int, terms: Lea
             if found is None:
                 found = known[job.session_id] = [_create(db, job.session_id, job.records, job.parent), 0, b"", None]
             key, last = found[0], job.records[-1]
-            rows.extend((key, r.seq, r.schema_version, *pack(r.data), r.hash, r.turn_digest, r.state_hash)
-                        for r in job.records)  # fmt: skip
+            for r in job.records:
+                codec, data = pack(r.data)
+                rows.append((key, r.seq, r.schema_version, codec, data, r.hash, r.turn_digest, r.state_hash))
             found[1], found[2] = last.seq, last.hash
             heads[key] = (last.seq, last.hash, timestamp_of(last.data))
         if job.snapshot is not None and found is not None:  # found: check_job refuses a snapshot without a session
             snapshot_rows(db, found[0], job.snapshot, keep)
-    for chunk in _chunks(rows):
-        db.execute(f"INSERT INTO inputs VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?, ?)'] * len(chunk))}",
-                   [value for row in chunk for value in row])  # fmt: skip
+    if len(rows) == 1:  # one record (as most of a lone session's commits): the statement without a list
+        db.execute(_INSERT_ONE, rows[0])
+    else:
+        for chunk in _chunks(rows):
+            db.execute(_rows_sql(_INSERT, 8, len(chunk)), [value for row in chunk for value in row])
     if len(heads) == 1:  # a group of one session (as a lone session's every commit): a plain update
         [(key, (length, head, last_timestamp))] = heads.items()
-        db.execute(
-            "UPDATE sessions SET length = ?, head = ?, last_timestamp = ? WHERE id = ?",
-            (length, head, last_timestamp, key),
-        )
+        db.execute(_UPDATE_ONE, (length, head, last_timestamp, key))
         return errors
     for chunk in _chunks([(key, *head) for key, head in heads.items()]):
-        db.execute(
-            "UPDATE sessions SET length = v.column2, head = v.column3, last_timestamp = v.column4 "
-            f"FROM (VALUES {', '.join(['(?, ?, ?, ?)'] * len(chunk))}) AS v WHERE sessions.id = v.column1",
-            [value for row in chunk for value in row],
-        )
+        db.execute(_rows_sql(_UPDATE, 4, len(chunk)) + _UPDATE_WHERE, [value for row in chunk for value in row])
     return errors
+
+
+_INSERT = "INSERT INTO inputs VALUES "
+_INSERT_ONE = _INSERT + "(?, ?, ?, ?, ?, ?, ?, ?)"
+_UPDATE = "UPDATE sessions SET length = v.column2, head = v.column3, last_timestamp = v.column4 FROM (VALUES "
+_UPDATE_WHERE = ") AS v WHERE sessions.id = v.column1"
+_UPDATE_ONE = "UPDATE sessions SET length = ?, head = ?, last_timestamp = ? WHERE id = ?"
+
+
+@functools.lru_cache(maxsize=256)
+def _rows_sql(start: str, columns: int, rows: int) -> str:
+    """``start`` followed by ``rows`` rows of ``columns`` placeholders (made once per size)."""
+    row = f"({', '.join(['?'] * columns)})"
+    return start + ", ".join([row] * rows)
 
 
 def _sessions(db: sqlite3.Connection, names: list[str]) -> dict[str, list[Any]]:
