@@ -172,6 +172,9 @@ async def throughput(
             }
         )
         ids = [f"{running.queue}-{i}" for i in range(sessions)]
+        if profile is not None:
+            for process in running.processes:
+                process.send_signal(signal.SIGUSR1)  # the profile starts here
         threads_before = thread_seconds(pids)
         first = meter.sample()
         started = time.perf_counter()

@@ -3,7 +3,8 @@
 ``benchmarks/workers.py --profile`` puts this folder on a worker's
 ``PYTHONPATH`` with ``AGENT_CORE_PROFILE=PREFIX``; Python imports this module at
 start-up, and the worker writes ``PREFIX.<pid>`` (``pstats``) when it exits
-normally (SIGTERM). Each thread gets its own ``cProfile`` timed by
+normally (SIGTERM). SIGUSR1 forgets what was profiled so far (the benchmark
+sends it as its measured interval begins: start-up is not in the profile). Each thread gets its own ``cProfile`` timed by
 ``time.thread_time``, so time a thread spends blocked counts nowhere; the SDK
 core's Rust threads are not seen.
 """
@@ -14,6 +15,7 @@ import atexit
 import cProfile
 import os
 import pstats
+import signal
 import threading
 import time
 from typing import Any
@@ -28,6 +30,11 @@ def _begin(*_: Any) -> None:
     profile.enable()  # replaces this hook for the calling thread
 
 
+def _forget(*_: Any) -> None:
+    for profile in _PROFILES:
+        profile.clear()
+
+
 def _dump() -> None:
     stats = pstats.Stats(*_PROFILES)
     stats.dump_stats(f"{_PREFIX}.{os.getpid()}")
@@ -36,4 +43,5 @@ def _dump() -> None:
 if _PREFIX:
     threading.setprofile(_begin)  # every thread started from here on: its own profile from its first call
     _begin()
+    signal.signal(signal.SIGUSR1, _forget)
     atexit.register(_dump)
