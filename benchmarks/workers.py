@@ -54,7 +54,7 @@ from temporalio.client import Client
 os.environ["AGENT_CORE_ROUNDS"] = "1"  # read by the agent, here and in the workers: two model calls, two tools
 from temporal._failover_agent import agent, answer  # type: ignore[import-not-found]
 
-from agent_core import UserMessageReceived
+from agent_core import InvalidInput, UserMessageReceived
 from effects import PostgresStore, load_state, open_session
 from effects.temporal import start_session, submit, turn_done
 from effects.testing import ScriptedModel
@@ -112,25 +112,43 @@ async def fleet(
         store.close()
 
 
-async def finish(fleet: Fleet, ids: list[str], seqs: list[int]) -> None:
-    """Wait until every session's turn is done."""
+async def finish(fleet: Fleet, ids: list[str], seqs: list[int | None]) -> None:
+    """Wait until every session's turn is done (not those whose input was refused)."""
     for session_id, seq in zip(ids, seqs, strict=True):
-        await turn_done(fleet.store, session_id, seq)
+        if seq is not None:
+            await turn_done(fleet.store, session_id, seq)
 
 
 async def begin(
-    fleet: Fleet, ids: list[str], with_start: bool = True, latencies: list[float] | None = None
-) -> list[int]:
-    """Start the sessions and send each its message; the seq of each message (and each one's latency)."""
+    fleet: Fleet,
+    ids: list[str],
+    with_start: bool = True,
+    latencies: list[float] | None = None,
+    refused: list[str] | None = None,
+) -> list[int | None]:
+    """Start the sessions and send each its message; the seq of each message (and each one's latency).
 
-    async def one(i: int, session_id: str) -> int:
+    With ``refused``, a session that refuses its message gets ``None`` and the
+    reason is kept there (else it raises): a message sent again after the
+    server aborted its Update can find itself in the log already.
+    """
+
+    async def one(i: int, session_id: str) -> int | None:
         began = time.perf_counter()
         message = UserMessageReceived(timestamp=0, message_id="user-1", content=str(i))
-        if with_start:
-            seq = await submit(fleet.client, session_id, message, start=True, task_queue=fleet.queue, heartbeat_ms=2000)
-        else:
-            await start_session(fleet.client, session_id, task_queue=fleet.queue, heartbeat_ms=2000)
-            seq = await submit(fleet.client, session_id, message)
+        try:
+            if with_start:
+                seq = await submit(
+                    fleet.client, session_id, message, start=True, task_queue=fleet.queue, heartbeat_ms=2000
+                )
+            else:
+                await start_session(fleet.client, session_id, task_queue=fleet.queue, heartbeat_ms=2000)
+                seq = await submit(fleet.client, session_id, message)
+        except InvalidInput as error:
+            if refused is None:
+                raise
+            refused.append(f"{session_id}: {error}")
+            return None
         if latencies is not None:
             latencies.append(time.perf_counter() - began)
         return seq
@@ -161,6 +179,7 @@ async def throughput(
     servers: Servers, workers: int, sessions: int, with_start: bool, profile: str | None = None
 ) -> dict[str, Any]:
     latencies: list[float] = []
+    refused: list[str] = []
     async with fleet(workers, servers.address, servers.dsn, 0.0, profile) as running:
         pids = [p.pid for p in running.processes]
         meter = Meter(
@@ -178,23 +197,25 @@ async def throughput(
         threads_before = thread_seconds(pids)
         first = meter.sample()
         started = time.perf_counter()
-        seqs = await begin(running, ids, with_start, latencies)
+        seqs = await begin(running, ids, with_start, latencies, refused)
         submitted = time.perf_counter() - started
         await finish(running, ids, seqs)
         seconds = time.perf_counter() - started
         last = meter.sample()
         threads = thread_seconds(pids)
     threads = {name: s - threads_before.get(name, 0.0) for name, s in threads.items()}
+    done = sessions - len(refused)  # a refused session's turn is not waited for, nor counted
     return {
         "workers": workers,
         "start": "update-with-start" if with_start else "start+submit",
         "sessions": sessions,
+        "refused": refused,
         "seconds": round(seconds, 2),
         "submitting_s": round(submitted, 2),
         "submit_median_ms": round(1000 * statistics.median(latencies), 1),
-        "sessions_per_s": round(sessions / seconds, 2),
-        "rounds_per_s": round(sessions * ROUNDS / seconds, 2),
-        "cpu": cpu(meter.between(first, last), sessions * ROUNDS, threads),
+        "sessions_per_s": round(done / seconds, 2),
+        "rounds_per_s": round(done * ROUNDS / seconds, 2),
+        "cpu": cpu(meter.between(first, last), done * ROUNDS, threads),
     }
 
 
@@ -231,7 +252,9 @@ async def failover(address: str, dsn: str, sessions: int) -> dict[str, Any]:
         store = running.store
         ids = [f"{running.queue}-{i}" for i in range(sessions)]
         seqs = await begin(running, ids)
-        await store.wait_for_inputs(ids[0], seqs[0] + 3)  # the first round is under way: kill now
+        first = seqs[0]
+        assert first is not None  # nothing is refused here: begin raises
+        await store.wait_for_inputs(ids[0], first + 3)  # the first round is under way: kill now
         running.processes[0].send_signal(signal.SIGKILL)
         killed = time.perf_counter()
         lengths = [(s, store.session(s).length) for s in ids]
@@ -389,6 +412,10 @@ def main() -> None:
             ),
         ]  # fmt: skip
         print(table(headers, rows))
+        for r in results["throughput"]:
+            if r["refused"]:
+                print(f"\n{r['workers']} workers: {len(r['refused'])} sessions refused their message (not counted):")
+                print("\n".join(f"  {reason}" for reason in r["refused"]))
         print(f"\n{cpu_tables(results)}")
         if profile is not None:
             rounds = sum(r["sessions"] for r in results["throughput"]) * ROUNDS
