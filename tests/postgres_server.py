@@ -54,6 +54,10 @@ class PostgresServer:
         """A URL for ``database`` on this server."""
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
+    def pid(self) -> int:
+        """The running postmaster's process id (its backends are its children)."""
+        return int((self._data / "postmaster.pid").read_text().split()[0])
+
     def start(self) -> None:
         """Create the cluster on first start, then start the server and wait until it accepts connections."""
         if not self._data.exists():

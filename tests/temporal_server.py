@@ -40,6 +40,11 @@ class TemporalServer:
         command += ["--http-port", str(free_port()), "--metrics-port", str(free_port()), "--log-level", "error"]
         self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
 
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        return self._process.pid
+
     async def ready(self, timeout: float = 60.0) -> None:
         """Return once the server answers a client (it takes a few seconds to start); raise if it died or timed out."""
         from temporalio.client import Client

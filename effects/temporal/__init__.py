@@ -18,8 +18,8 @@ input is appended to the store, so ``replay --verify``, ``inspect``, ``fork``
 and ``export`` work on these sessions as on any other.
 
 A caller imports only Temporal's client: the worker's side (``session_worker``,
-``SessionWorkflow``, ``FROM_OUTSIDE``, with ``temporalio.worker`` and the
-workflow sandbox) is imported when one of them is first used.
+``SessionWorkflow``, ``FROM_OUTSIDE``, with ``temporalio.worker``) is
+imported when one of them is first used.
 """
 
 from __future__ import annotations

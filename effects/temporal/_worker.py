@@ -6,8 +6,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import Worker
-from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from agent_core import AgentConfig
 
@@ -19,9 +18,6 @@ from ._activities import SessionActivities
 from ._logs import SessionLogs
 from ._wire import TASK_QUEUE
 from ._workflow import SessionWorkflow
-
-# Pure or already deterministic: loaded once, not again for every workflow run in the sandbox.
-_PASSED_THROUGH = ("agent_core", "effects", "msgspec", "immutables", "anyio", "pydantic", "psycopg")
 
 
 def session_worker(
@@ -45,14 +41,21 @@ def session_worker(
     configuration of sessions started without one. ``secrets`` are redacted from
     what the model and the tools return before it is logged, as with
     ``Agent(secrets=...)``; pass the same values to :func:`submit` for what people send.
+
+    The workflow runs outside Temporal's sandbox. Its code is this package's
+    workflow and the pure reducer (``agent_core``: no clock, randomness or I/O,
+    checked by the layer tests); everything non-deterministic comes in through
+    activities. Temporal's sandbox restricts what is imported inside it, and
+    both were passed through it (their imports were the real modules), so its
+    checks did not reach them; it cost about a fifth of a worker's CPU per
+    round, entered again for every activation and every payload converted.
     """
     activities = SessionActivities(SessionLogs(store), model, tools, clock, config, secrets)
-    restrictions = SandboxRestrictions.default.with_passthrough_modules(*_PASSED_THROUGH)
     return Worker(
         client,
         task_queue=task_queue,
         workflows=[SessionWorkflow],
         activities=activities.all(),
-        workflow_runner=SandboxedWorkflowRunner(restrictions=restrictions),
+        workflow_runner=UnsandboxedWorkflowRunner(),
         max_concurrent_activities=max_concurrent_activities,
     )
