@@ -112,9 +112,12 @@ class AgentMachine(RuleBasedStateMachine):
         if current is ac.Phase.THINKING:
             assert len(kinds["call-llm"]) == 1 and not tool_keys and waits <= {"deadline"}
         elif current is ac.Phase.ACTING:
-            # Every open call runs, but one backing off before another attempt (its retry timer runs instead).
+            # Every open call runs, but one backing off before another attempt (its retry timer runs instead);
+            # a call attempted again with the answers to its questions runs under a key of its own.
             calls = state.tool_calls
-            running = {f"call-tool:{i}" for i in turn.open_call_ids if calls[i].retry_at is None}
+            running = {
+                ac.call_tool_key(i, calls[i].input_rounds) for i in turn.open_call_ids if calls[i].retry_at is None
+            }
             backing_off = {calls[i].retry_at for i in turn.open_call_ids if calls[i].retry_at is not None}
             assert tool_keys == running and not kinds["call-llm"]
             assert {effect.at for effect in kinds["wait-until"] if effect.reason == "retry"} == backing_off
