@@ -23,10 +23,10 @@ from ._logs import (
 
 EPILOG = """\
 everything is computed from the log alone, so it works on any past session.
-Without SESSION: one line per session of the store (1,000 at a time: --offset). With it: time in each
-phase, model calls and tokens per turn, context size at each model call, tool
-success/failure/timeout counts and latencies, retries and their backoff,
-budget exhaustions and stuck detections.
+Without SESSION: one line per session of the store (1,000 at a time: --limit,
+--offset). With it: time in each phase, model calls and tokens per turn,
+context size at each model call, tool success/failure/timeout counts and
+latencies, retries and their backoff, budget exhaustions and stuck detections.
 """
 
 
