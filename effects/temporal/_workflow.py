@@ -270,10 +270,20 @@ class SessionWorkflow:
 
     @workflow.update(name="submit")
     async def submit(self, data: str) -> Submitted:
-        """Apply an input from outside; returns once it is in the log. A refused one fails with the Rejection."""
+        """Apply an input from outside; returns once it is in the log. A refused one fails with the Rejection.
+
+        A user message the log already holds, with the same id and text, is not applied again: it is the same
+        message delivered again (a workflow task that appended it was lost and the run reloaded the log, or an
+        aborted Update was sent again), and its seq is returned once it is in the log.
+        """
         await workflow.wait_condition(lambda: self._ready)
         assert self._effects is not None
-        item = Pending(replace_timestamp(_outside(data)))
+        inp = _outside(data)
+        logged = applied_already(self._checked, inp)
+        if logged is not None:
+            await workflow.wait_condition(lambda: self._seq >= logged)
+            return Submitted(seq=logged)
+        item = Pending(replace_timestamp(inp))
         self._effects.inbox.append(item)
         await workflow.wait_condition(lambda: item.done)
         if item.rejection is not None:
@@ -286,7 +296,9 @@ class SessionWorkflow:
         inp = _outside(data)
         # Before the run loaded the state (an Update racing the start), the handler checks at fold time instead.
         state = self._checked
-        refused = check(state, stamped(replace_timestamp(inp), state)) if self._ready else None
+        if not self._ready or applied_already(state, inp) is not None:
+            return
+        refused = check(state, stamped(replace_timestamp(inp), state))
         if refused is not None:
             raise rejected(refused)
 
@@ -311,6 +323,22 @@ class SessionWorkflow:
 def replace_timestamp(inp: AgentInput) -> AgentInput:
     """The input stamped by the workflow's clock (the caller's clock is not the session's)."""
     return replace_struct(inp, timestamp=now_ms())
+
+
+def applied_already(state: AgentState, inp: AgentInput) -> int | None:
+    """The seq of ``inp`` when it is a user message ``state`` already holds with the same id and text (applied,
+    or queued behind the running turn); ``None`` for any other input."""
+    if not isinstance(inp, UserMessageReceived):
+        return None
+    position = state.message_index.get(inp.message_id)
+    found = (
+        state.messages[position]
+        if position is not None
+        else next((m for m in state.queued if m.id == inp.message_id), None)
+    )
+    if found is None or found.role != "user" or found.content != inp.content:
+        return None
+    return found.seq
 
 
 def _outside(data: str) -> AgentInput:

@@ -59,3 +59,24 @@ async def test_a_refused_input_returns_the_rejection(temporal_server, postgres_d
     assert [a.accepted_request.input.name for a in accepted if a.accepted_request.input.name] == ["opened"]
     assert store.session("s-2").length == 1  # only session-started: nothing of the refused input was logged
     store.close()
+
+
+async def test_a_user_message_delivered_again_is_acknowledged_and_not_applied_twice(
+    temporal_server, postgres_dsn: str
+) -> None:
+    # As when a workflow task that appended the message was lost (the next attempt reloads the log with the
+    # message in it) or an aborted Update was sent again: the same message (same id and text) comes once more.
+    client = await Client.connect(temporal_server.address)
+    store = PostgresStore(postgres_dsn)
+    queue = f"q-{uuid.uuid4().hex}"
+    message = UserMessageReceived(timestamp=0, message_id="user-1", content="2 + 3?")
+    async with session_worker(client, store, _script(), tools=[add], task_queue=queue):
+        seq = await submit(client, "s-3", message, start=True, task_queue=queue)
+        length = (await turn_done(store, "s-3", seq)).step
+        assert await submit(client, "s-3", message) == seq  # its seq, the log unchanged
+        assert store.session("s-3").length == length
+        with pytest.raises(InvalidInput) as refused:  # another text under that id is another message: refused
+            await submit(client, "s-3", UserMessageReceived(timestamp=0, message_id="user-1", content="4 + 4?"))
+    assert refused.value.rejection.code == "duplicate-id"
+    assert store.session("s-3").length == length
+    store.close()
