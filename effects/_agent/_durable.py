@@ -76,7 +76,7 @@ async def durable_journal(
     given back. With ``interrupted=False`` the calls a crash interrupted are left as they are (for a caller
     that ends the turn, which closes them with its own reason)."""
     keeper = leasing(store)
-    lease = None if keeper is None else await anyio.to_thread.run_sync(keeper.acquire_lease, session_id)
+    lease = None if keeper is None else await _taken(keeper.acquire_lease, keeper.release_lease, session_id)
     try:
         journal = _journal(store, session_id, clock, snapshot_every, durability, lease, interrupted)
         try:
@@ -86,6 +86,33 @@ async def durable_journal(
     finally:
         if keeper is not None and lease is not None:
             await _to_the_end(lambda: keeper.release_lease(lease))
+
+
+async def _taken(acquire: Callable[[str], Lease], release: Callable[[Lease], None], session_id: str) -> Lease:
+    """The session's lease, taken in a worker thread. A wait cancelled meanwhile (by a scope, or by a runner's own
+    cancel of the task) never leaves the lease held: what the thread took, or takes after, is given back."""
+    taken: list[Lease] = []
+    guard = threading.Lock()
+    abandoned = False
+
+    def take() -> Lease:
+        lease = acquire(session_id)
+        with guard:
+            if not abandoned:
+                taken.append(lease)
+                return lease
+        release(lease)  # nobody waits for it any more
+        return lease
+
+    try:
+        return await anyio.to_thread.run_sync(take)
+    except BaseException:
+        with guard:
+            abandoned = True
+            held = list(taken)
+        for lease in held:  # taken before the cancellation reached the wait: given back here, this once
+            release(lease)
+        raise
 
 
 async def _to_the_end(work: Callable[[], None]) -> None:
