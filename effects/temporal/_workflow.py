@@ -274,7 +274,7 @@ class SessionWorkflow:
 
         A user message the log already holds, with the same id and text, is not applied again: it is the same
         message delivered again (a workflow task that appended it was lost and the run reloaded the log, or an
-        aborted Update was sent again), and its seq is returned once it is in the log.
+        aborted Update was sent again), and its seq is returned once it is in the log (see ``applied_already``).
         """
         await workflow.wait_condition(lambda: self._ready)
         assert self._effects is not None
@@ -327,7 +327,9 @@ def replace_timestamp(inp: AgentInput) -> AgentInput:
 
 def applied_already(state: AgentState, inp: AgentInput) -> int | None:
     """The seq of ``inp`` when it is a user message ``state`` already holds with the same id and text (applied,
-    or queued behind the running turn); ``None`` for any other input."""
+    or queued behind the running turn); ``None`` for any other input. A message that waited in the queue and
+    has since joined the conversation carries the seq at which it joined (the input that ended the turn before
+    it), later than its own: still a point of the log at which it is there."""
     if not isinstance(inp, UserMessageReceived):
         return None
     position = state.message_index.get(inp.message_id)
