@@ -87,7 +87,7 @@ async def run_until(
     loop = asyncio._get_running_loop()
     if loop is not None and getattr(clock, "loop_deadlines", False):
         # The common case, kept short: under asyncio the wall clock's deadline is an entry in the loop's table.
-        with _Deadline(_table_of(loop), loop, loop.time() + max(0, deadline - clock.now_ms()) / 1000):
+        with _in_table(loop, max(0, deadline - clock.now_ms()) / 1000):
             return await call()
         return TIMED_OUT  # the block swallowed the deadline's cancellation
     scope_until = getattr(clock, "scope_until", None)
@@ -175,6 +175,11 @@ def deadline_after(seconds: float) -> AbstractContextManager[object]:
     loop = asyncio._get_running_loop()
     if loop is None:  # trio (anyio runs only asyncio and trio)
         return trio.CancelScope(deadline=trio.current_time() + seconds)
+    return _in_table(loop, seconds)
+
+
+def _in_table(loop: asyncio.AbstractEventLoop, seconds: float) -> _Deadline:
+    """A block cancelled ``seconds`` from now on ``loop``, as an entry in the loop's table."""
     return _Deadline(_table_of(loop), loop, loop.time() + seconds)
 
 
