@@ -3,9 +3,11 @@ completed; or a new session's journal."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 import anyio
 
@@ -21,6 +23,8 @@ from .._store import (
     leasing,
     session_exists,
 )
+
+T = TypeVar("T")
 
 INTERRUPTED = "interrupted by a restart; not re-run, outcome unknown"
 """The failure a non-idempotent tool call gets when the process died while it ran."""
@@ -76,9 +80,14 @@ async def durable_journal(
     given back. With ``interrupted=False`` the calls a crash interrupted are left as they are (for a caller
     that ends the turn, which closes them with its own reason)."""
     keeper = leasing(store)
-    lease = None if keeper is None else await _taken(keeper.acquire_lease, keeper.release_lease, session_id)
-    try:
-        journal = _journal(store, session_id, clock, snapshot_every, durability, lease, interrupted)
+    lease: Lease | None = None
+    if keeper is not None:
+        lease = await _made(functools.partial(keeper.acquire_lease, session_id), keeper.release_lease)
+    try:  # loading a long log folds it: off the event loop
+        journal = await _made(
+            lambda: _journal(store, session_id, clock, snapshot_every, durability, lease, interrupted),
+            SessionJournal.close,
+        )
         try:
             yield journal
         finally:
@@ -88,30 +97,31 @@ async def durable_journal(
             await _to_the_end(lambda: keeper.release_lease(lease))
 
 
-async def _taken(acquire: Callable[[str], Lease], release: Callable[[Lease], None], session_id: str) -> Lease:
-    """The session's lease, taken in a worker thread. A wait cancelled meanwhile (by a scope, or by a runner's own
-    cancel of the task) never leaves the lease held: what the thread took, or takes after, is given back."""
-    taken: list[Lease] = []
+async def _made(make: Callable[[], T], undo: Callable[[T], None]) -> T:
+    """What ``make()`` returns, made in a worker thread (a lease taken, a journal opened). A wait cancelled
+    meanwhile (by a scope, or by a runner's own cancel of the task) never leaves it behind: what the thread made,
+    or makes after, is undone with ``undo``."""
+    made: list[T] = []
     guard = threading.Lock()
     abandoned = False
 
-    def take() -> Lease:
-        lease = acquire(session_id)
+    def run() -> T:
+        value = make()
         with guard:
             if not abandoned:
-                taken.append(lease)
-                return lease
-        release(lease)  # nobody waits for it any more
-        return lease
+                made.append(value)
+                return value
+        undo(value)  # nobody waits for it any more
+        return value
 
     try:
-        return await anyio.to_thread.run_sync(take)
+        return await anyio.to_thread.run_sync(run)
     except BaseException:
         with guard:
             abandoned = True
-            held = list(taken)
-        for lease in held:  # taken before the cancellation reached the wait: given back here, this once
-            release(lease)
+            held = list(made)
+        for value in held:  # made before the cancellation reached the wait: undone here, this once
+            undo(value)
         raise
 
 

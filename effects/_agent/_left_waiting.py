@@ -68,7 +68,7 @@ class LeftWaiting:
         if not self._tools:
             yield lambda: None
             return
-        self._closed.extend(self._left_by_last_turn(machine.current()))
+        self._closed.extend(await self._left_by_last_turn(machine.current()))
         try:
             async with anyio.create_task_group() as group:
                 yield lambda: group.start_soon(self._watch, machine)
@@ -77,24 +77,29 @@ class LeftWaiting:
             reraise_single(errors)
         await self.end(machine)
 
-    def _left_by_last_turn(self, state: AgentState) -> list[str]:
+    async def _left_by_last_turn(self, state: AgentState) -> list[str]:
         """In a stored session reopened after its turn ended other than by an answer: the calls of agent tools
         of that turn that did not answer and have a child, which may have been left waiting for a decision or
-        running (the process stopped before it ended them). Ending a child whose turn ended already changes nothing."""
+        running (the process stopped before it ended them). Ending a child whose turn ended already changes
+        nothing. Whether a child was made is asked of the store off the event loop."""
         outcome, store = state.last_outcome, self._runtime.store
         if store is None or state.turn is not None or outcome is None or outcome.kind == "completed":
             return []
         own = self._runtime.stored_id or state.session_id
-        log, calls, left = state.tool_call_log, state.tool_calls, []
+        log, calls, unanswered = state.tool_call_log, state.tool_calls, []
         for i in range(len(log) - 1, -1, -1):
             record = calls.get(log[i])
             if record is None or record.turn != outcome.turn:
                 break
-            if record.name not in self._tools or isinstance(record.result, ToolSuccess):  # a child that answered
-                continue
-            if record.input_rounds > 0 or session_exists(store, child_session_id(own, log[i])):
-                left.append(log[i])
-        return left
+            if record.name in self._tools and not isinstance(record.result, ToolSuccess):  # its child did not answer
+                unanswered.append((log[i], record.input_rounds > 0))  # asked a question: it has a child
+        if not unanswered:
+            return []
+
+        def made_a_child() -> list[str]:
+            return [c for c, asked in unanswered if asked or session_exists(store, child_session_id(own, c))]
+
+        return await anyio.to_thread.run_sync(made_a_child)
 
     async def _watch(self, machine: Machine[AgentState, AgentInput, Effect]) -> None:
         while True:

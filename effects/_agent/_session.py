@@ -404,7 +404,7 @@ class Agent:
             await anyio.to_thread.run_sync(journal.append, [cancel])
         for call_id in open_calls:
             grandchild = child_session_id(session_id, call_id)
-            if session_exists(store, grandchild):
+            if await anyio.to_thread.run_sync(session_exists, store, grandchild):
                 await self._cancel_stored(store, grandchild, CALLER_CANCELLED)
 
     def _child(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from pathlib import Path
@@ -16,6 +17,7 @@ from effects import (
     Agent,
     ModelReply,
     Session,
+    SessionInfo,
     SessionJournal,
     SqliteStore,
     Toolbox,
@@ -262,6 +264,33 @@ async def test_a_caller_cancelled_in_its_log_alone_ends_its_running_childrens_tu
     assert load_state(store, "top:ask-cats:deep-1").turn is not None
     async with opened():
         pass  # reopened and closed: what the cancelled turn left running below it is ended as the session runs
+    cancelled_by_the_caller(store)
+
+
+async def test_a_reopened_caller_asks_the_store_for_its_children_off_the_event_loop(tmp_path: Path) -> None:
+    store, opened, entered = three_levels(tmp_path)
+    async with opened() as s:
+        s.send("go")
+        with anyio.fail_after(10):
+            await entered.wait()
+    journal = SessionJournal.open(store, "top")
+    try:
+        journal.append([ReActCancelled(timestamp=journal.state.timestamp, reason="enough")])
+    finally:
+        journal.close()
+    on_the_loop: list[str] = []
+    read = store.session
+
+    def session(session_id: str) -> SessionInfo:  # the real store's read, noting the thread it ran on
+        if threading.current_thread() is threading.main_thread():
+            on_the_loop.append(session_id)
+        return read(session_id)
+
+    store.session = session  # type: ignore[method-assign]
+    async with opened():
+        pass
+    del store.session
+    assert on_the_loop == []  # opening the caller's log, and its children's, and looking for grandchildren
     cancelled_by_the_caller(store)
 
 
