@@ -10,13 +10,15 @@ where the import failed.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 DISTRIBUTION = "agent-core"
 
@@ -36,6 +38,8 @@ def missing(what: str, extra: str, error: ImportError | None = None) -> MissingE
 
 def install_command(extra: str) -> str:
     """The shell command that adds ``extra`` to this interpreter's agent-core, from where it was installed."""
+    import importlib.metadata  # only once an extra is missing: it loads the email package
+
     found = list(importlib.metadata.distributions(name=DISTRIBUTION))
     # An installer records where it took the package from; a source tree's own egg-info (on sys.path when
     # Python runs in the clone) records nothing, so the recorded one is preferred.

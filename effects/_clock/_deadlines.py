@@ -38,12 +38,7 @@ import anyio
 from .._machine import current_run, reraise_single
 
 if TYPE_CHECKING:
-    import trio
-else:
-    try:
-        import trio
-    except ImportError:  # optional: anyio runs trio only when it is installed, and only then is it used here
-        trio = None
+    import trio  # imported where it is used, under trio only: an asyncio program never loads it
 
 T = TypeVar("T")
 
@@ -174,6 +169,8 @@ def deadline_after(seconds: float) -> AbstractContextManager[object]:
     """
     loop = asyncio._get_running_loop()
     if loop is None:  # trio (anyio runs only asyncio and trio)
+        import trio
+
         return trio.CancelScope(deadline=trio.current_time() + seconds)
     return _in_table(loop, seconds)
 
@@ -323,6 +320,8 @@ class _TrioTable:
 
     async def expire_due(self) -> None:
         """The system task: sleep until the earliest deadline, expire every one due, again."""
+        import trio
+
         while True:
             with trio.CancelScope(deadline=self._at) as self._sleep:
                 await trio.sleep_forever()
@@ -334,6 +333,8 @@ _TRIO_TABLES: Any = None  # a trio RunVar holding each run's table, made on firs
 
 
 def _trio_table() -> _TrioTable:
+    import trio
+
     global _TRIO_TABLES
     if _TRIO_TABLES is None:
         _TRIO_TABLES = trio.lowlevel.RunVar("effects_deadlines")
@@ -372,6 +373,8 @@ class _LastCallDeadline:
             return False
         if error is None or self._run.cancelled:  # finished first, or its owner's cancellation: not ours to end
             return False
+        import trio
+
         if isinstance(error, trio.Cancelled):
             return True
         if isinstance(error, BaseExceptionGroup):  # a nursery inside the call: keep what is not a cancellation
@@ -384,4 +387,6 @@ class _LastCallDeadline:
 
 def last_call_deadline(run: Enclosing, seconds: float) -> _LastCallDeadline:
     """A block cancelled ``seconds`` from now through ``run``'s own scope; leaving it swallows that cancellation."""
+    import trio
+
     return _LastCallDeadline(run, trio.current_time() + seconds)
