@@ -82,6 +82,10 @@ def session_exists(store: EventStore, session_id: str) -> bool:
     return True
 
 
+SQL_INT_MAX = 2**63 - 1
+"""The largest integer SQLite and PostgreSQL hold: the bound of a page's offset and limit."""
+
+
 def sessions_page(
     store: EventStore, *, prefix: str = "", offset: int = 0, limit: int | None = None
 ) -> tuple[list[SessionInfo], int]:
@@ -92,8 +96,11 @@ def sessions_page(
     viewer's page of a store of millions reads one page); any other store
     lists every session and slices.
     """
-    if offset < 0 or (limit is not None and limit < 0):
-        raise ValueError(f"expected an offset and a limit of 0 or more, got offset={offset}, limit={limit}")
+    if not 0 <= offset <= SQL_INT_MAX or (limit is not None and not 0 <= limit <= SQL_INT_MAX):
+        raise ValueError(
+            f"expected an offset and a limit from 0 to {SQL_INT_MAX:,} (the largest integer SQL stores hold), "
+            f"got offset={offset}, limit={limit}"
+        )
     own = getattr(store, "sessions_page", None)
     if own is not None:
         page: tuple[list[SessionInfo], int] = own(prefix, offset, limit)

@@ -17,6 +17,7 @@ import msgspec
 from agent_core import DecodeError
 
 from .._store import (
+    SQL_INT_MAX,
     EventStore,
     LogDamaged,
     NotAStore,
@@ -220,9 +221,10 @@ def add_paging(parser: argparse.ArgumentParser) -> None:
 
 def session_page(store: EventStore, args: argparse.Namespace) -> tuple[list[SessionInfo], int]:
     """The page of ``store``'s sessions that ``--limit`` and ``--offset`` ask for, and how many there are."""
-    if args.limit < 0 or args.offset < 0:
+    if not 1 <= args.limit <= SQL_INT_MAX or not 0 <= args.offset <= SQL_INT_MAX:
         raise CommandError(
-            f"expected --limit and --offset of 0 or more, got --limit {args.limit} --offset {args.offset}"
+            f"expected --limit of 1 or more and --offset of 0 or more, each at most {SQL_INT_MAX:,}; "
+            f"got --limit {args.limit} --offset {args.offset}"
         )
     return sessions_page(store, offset=args.offset, limit=args.limit)
 

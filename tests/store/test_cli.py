@@ -64,9 +64,12 @@ def test_sessions_lists_a_page_and_says_how_to_see_the_next(tmp_path: Path, caps
         "s4",
     ]
     assert run(capsys, "sessions", str(db), "--offset", "9")[1] == f"{db}: no sessions past the first 5\n"
-    code, out, err = run(capsys, "sessions", str(db), "--limit", "-1")
-    assert (code, out) == (2, "")
-    assert err == "agent-core sessions: expected --limit and --offset of 0 or more, got --limit -1 --offset 0\n"
+    bound = "expected --limit of 1 or more and --offset of 0 or more, each at most 9,223,372,036,854,775,807"
+    for limit, offset in (("-1", "0"), ("0", "0"), ("1", str(2**63)), (str(10**20), "0")):
+        code, out, err = run(capsys, "sessions", str(db), "--limit", limit, "--offset", offset)
+        assert (code, out) == (2, "")
+        assert err == f"agent-core sessions: {bound}; got --limit {limit} --offset {offset}\n"
+    assert run(capsys, "sessions", str(db), "--offset", str(2**63 - 1))[1] == f"{db}: no sessions past the first 5\n"
     code, out, _ = run(capsys, "stats", str(db), "--limit", "2")  # a page of summary lines too
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["s0", "s1", "…"]

@@ -125,8 +125,17 @@ def test_a_page_of_sessions_reads_only_the_named_ones_in_creation_order(store: E
     assert [i.session_id for i in sessions_page(store, prefix="ünï:")[0]] == ["ünï:1"]  # characters, not bytes
     assert sessions_page(store, prefix="nobody") == ([], 0)
     assert sessions_page(store, offset=len(names)) == ([], len(names))
-    with pytest.raises(ValueError, match="expected an offset and a limit of 0 or more, got offset=-1, limit=None"):
+    largest = 2**63 - 1  # SQL's largest integer: the page is empty, not an error
+    assert sessions_page(store, offset=largest, limit=largest) == ([], len(names))
+    assert sessions_page(store, limit=largest)[0] == store.sessions()
+    bound = "expected an offset and a limit from 0 to 9,223,372,036,854,775,807 (the largest integer SQL stores hold)"
+    with pytest.raises(ValueError) as refused:
         sessions_page(store, offset=-1)
+    assert str(refused.value) == f"{bound}, got offset=-1, limit=None"
+    for offset, limit in ((largest + 1, None), (0, largest + 1), (0, -1)):
+        with pytest.raises(ValueError) as refused:
+            sessions_page(store, offset=offset, limit=limit)
+        assert str(refused.value) == f"{bound}, got offset={offset}, limit={limit}"
 
 
 def test_snapshots_keep_the_newest_and_load_the_latest_before_a_point(store: EventStore) -> None:
