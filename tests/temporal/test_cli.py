@@ -115,8 +115,8 @@ def test_submit_gives_up_when_no_worker_takes_the_input(temporal_server, capsys:
 
 
 def test_submit_with_no_worker_exits_within_its_timeout_every_time(temporal_server) -> None:
-    """Twenty runs, each a process of its own (four at a time): the calls the timeout cuts short end through the SDK, so the
-    interpreter exits at once (it used to hang in the SDK's runtime, or abort, about half the time).
+    """Twenty runs, each a process of its own, four at a time: the calls the timeout cuts short end through the
+    SDK, so the interpreter exits at once (it used to hang in the SDK's runtime, or abort, about half the time).
 
     Each run ends within its --timeout plus ten seconds more than the same command that has nothing to wait for
     (a server that refuses the connection), started beside it: both from the moment their modules are imported
@@ -134,25 +134,14 @@ def test_submit_with_no_worker_exits_within_its_timeout_every_time(temporal_serv
         ]
         ended = timed([command for pair in pairs for command in pair])
         for queue, (seconds, done), (reference, refused) in zip(queues, ended[::2], ended[1::2], strict=True):
-            _ended_within_its_timeout(queue, timeout, seconds, done, reference, refused)
-
-
-def _ended_within_its_timeout(
-    queue: str,
-    timeout: float,
-    seconds: float,
-    done: subprocess.CompletedProcess[str],
-    reference: float,
-    refused: subprocess.CompletedProcess[str],
-) -> None:
-    assert refused.returncode == 69, refused.stderr
-    assert (done.returncode, done.stdout) == (3, ""), done.stderr
-    assert done.stderr == (
-        f"agent-core submit: session t-{queue}: no answer within --timeout 1 s: the input was not accepted "
-        f"(no worker took it); check that `agent-core worker` runs on task queue '{queue}', "
-        "or wait longer with --timeout\n"
-    )
-    assert seconds <= timeout + 10.0 + reference, (seconds, reference)
+            assert refused.returncode == 69, refused.stderr
+            assert (done.returncode, done.stdout) == (3, ""), done.stderr
+            assert done.stderr == (
+                f"agent-core submit: session t-{queue}: no answer within --timeout 1 s: the input was not accepted "
+                f"(no worker took it); check that `agent-core worker` runs on task queue '{queue}', "
+                "or wait longer with --timeout\n"
+            )
+            assert seconds <= timeout + 10.0 + reference, (seconds, reference)
 
 
 def test_submit_says_when_another_writer_appended_to_the_session(
