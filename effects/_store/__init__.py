@@ -38,7 +38,8 @@ from ._memory import MemoryStore
 from ._open import open_store
 from ._postgres import DEFAULT_RECONNECT_FOR as DEFAULT_RECONNECT_FOR
 from ._postgres import InputsListener, PostgresStore
-from ._protocol import SQL_INT_MAX, EventStore, session_exists, sessions_page
+from ._protocol import SQL_INT_MAX as SQL_INT_MAX
+from ._protocol import EventStore, session_exists, sessions_page
 from ._records import Lease, Origin, SessionInfo, Snapshot, StoredInput, chain_hash
 from ._replay import ReplayReport, replay_session
 from ._snapshots import DEFAULT_SNAPSHOT_EVERY
@@ -56,7 +57,6 @@ __all__ = [
     "DEFAULT_RENEW_MS",
     "DEFAULT_SNAPSHOT_EVERY",
     "DEFAULT_TREE_LIMIT",
-    "SQL_INT_MAX",
     "ConcurrencyError",
     "EventStore",
     "InputsListener",
