@@ -112,15 +112,19 @@ async def test_the_callers_spend_is_the_sum_of_its_childrens_and_replays_from_it
 
 
 def stuck_researcher(entered: anyio.Event) -> tuple[Agent, ManualClock]:
-    """A researcher whose second lookup never ends; every model call costs a cent."""
-    looked = 0
+    """A researcher whose second lookup of a topic never ends; every model call costs a cent.
+
+    Counted per topic, not in all: the children run at once in no set order, and
+    one child may look twice before the other looks once. Its third question would
+    then be the same call a third time, which ends its turn as stuck.
+    """
+    looked: dict[str, int] = {}
 
     @tool
     async def lookup(topic: str) -> str:
         """Look a topic up."""
-        nonlocal looked
-        looked += 1
-        if looked > 2:  # both children looked once already
+        looked[topic] = looked.get(topic, 0) + 1
+        if looked[topic] > 1:
             entered.set()
             await anyio.sleep_forever()
         return f"{topic} facts"
