@@ -9,6 +9,8 @@ bound to the current task (a cancel scope, ``asyncio.timeout``, a deadline)
 stays valid, because the same task carries on. Each run has a context of its
 own, as a task would. A run waiting only for the loop's clock (``_runs.sleep``)
 holds a loop timer instead of a task, and is stepped inline again when it fires.
+A host whose run ended waits for the next one (two are kept), so a turn makes
+no task of its own once its session has run one.
 
 Under trio each effect is a task of the machine's nursery, in a cancel scope
 of its own (trio interrupts a block only through a scope).
@@ -52,6 +54,7 @@ async def _awaiting(awaitable: Awaitable[None]) -> None:
 class _Host(Coroutine[Any, Any, None]):
     """The coroutine of a host task: made ahead, its task is the current task during inline steps; when a
     step suspends, the host adopts that run and steps its coroutine on, each step in the run's context.
+    When that run ends the host waits again, for the next run, unless its runner keeps enough.
 
     A hand-written coroutine rather than an ``async def``: a task cancelled
     before its first step throws into its coroutine at once, and an
@@ -60,10 +63,11 @@ class _Host(Coroutine[Any, Any, None]):
     scope entered inline, which may be this host before it first ran).
     """
 
-    __slots__ = ("adopted", "loop", "stopping", "task", "wake")
+    __slots__ = ("adopted", "loop", "runs", "stopping", "task", "wake")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
+    def __init__(self, runs: AsyncioRuns) -> None:
+        self.runs = runs
+        self.loop = runs.loop
         self.task: asyncio.Task[None] | None = None
         self.adopted: tuple[EffectRun[Any], Coroutine[Any, Any, None], Any] | None = None
         self.wake: asyncio.Future[None] | None = None  # what a spare waits on until it adopts a run
@@ -117,19 +121,30 @@ class _Host(Coroutine[Any, Any, None]):
             run.host.run_ended(run, failure)
         except Exception as error:
             run.host.run_ended(run, error)
-        raise StopIteration
+        self.adopted = None
+        if self.stopping or not self.runs.take_back(self):
+            raise StopIteration
+        task = self.task
+        assert task is not None
+        while task.cancelling():  # the cancellation was the ended run's: the next run starts with none
+            task.uncancel()
+        return self._wait()
 
 
 _STEPPED: Any = object()  # the adopted run's first yield was handed to the task already
+
+_KEPT_HOSTS = 2
+"""Hosts kept waiting for a run: a turn's model call holds one while its tool calls step inline on the other."""
 
 
 class AsyncioRuns:
     """Runs effects on the running asyncio loop: inline first, a host task once one suspends."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._spare: _Host | None = None
+        self.loop = asyncio.get_running_loop()
+        self._free: list[_Host] = []  # hosts waiting for a run, the last one current during inline steps
         self._live: set[asyncio.Task[None]] = set()
+        self._stopping = False
 
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
         """Run ``controller.start(run)`` inline until it ends or first suspends."""
@@ -141,7 +156,8 @@ class AsyncioRuns:
         self._step(run, coro)
 
     def _step(self, run: EffectRun[Any], coro: Coroutine[Any, Any, None]) -> None:
-        loop, host = self._loop, self._spare or self._new_host()
+        free = self._free
+        loop, host = self.loop, free[-1] if free else self._new_host()
         assert host.task is not None and run.context is not None
         outer = asyncio.current_task(loop)  # running()'s entry and exit apply batches from a task
         if outer is not None:
@@ -168,20 +184,29 @@ class AsyncioRuns:
         elif type(yielded) is _Timer:
             run.handle = _Sleeping(loop.call_later(yielded.seconds, self._step, run, coro), coro)
         else:
-            self._spare, host.adopted, run.handle = None, (run, coro, yielded), host
+            free.pop()
+            host.adopted, run.handle = (run, coro, yielded), host
             if host.wake is not None and not host.wake.done():
                 host.wake.set_result(None)
 
     def _new_host(self) -> _Host:
-        host = self._spare = _Host(self._loop)
-        host.task = task = self._loop.create_task(host)
+        host = _Host(self)
+        host.task = task = self.loop.create_task(host)
+        self._free.append(host)
         self._live.add(task)
         task.add_done_callback(self._live.discard)
         return host
 
+    def take_back(self, host: _Host) -> bool:
+        """``host``'s run ended: keep it for the next run (``True``), unless two hosts wait already."""
+        if self._stopping or len(self._free) >= _KEPT_HOSTS:
+            return False
+        self._free.insert(0, host)  # behind the one inline steps use now
+        return True
+
     def future(self) -> asyncio.Future[Any]:
         """A future of this loop: what waiters and ``dispatch_committed`` await."""
-        return self._loop.create_future()
+        return self.loop.create_future()
 
     def cancel(self, run: EffectRun[Any], reason: str) -> None:
         """Cancel ``run``: its host task with ``reason``, or its timer (closing its coroutine at once)."""
@@ -200,12 +225,13 @@ class AsyncioRuns:
                 run.host.run_ended(run, None)
 
     async def stopped(self) -> None:
-        """Cancel the spare host and wait until every host task has ended."""
-        if self._spare is not None:
-            assert self._spare.task is not None
-            self._spare.stopping = True
-            self._spare.task.cancel()
-            self._spare = None
+        """Cancel the hosts waiting for a run and wait until every host task has ended."""
+        self._stopping = True  # a host whose run ends from now on ends with it
+        for host in self._free:
+            assert host.task is not None
+            host.stopping = True
+            host.task.cancel()
+        self._free.clear()
         while self._live:
             await asyncio.wait(list(self._live))
 
