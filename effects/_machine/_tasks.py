@@ -63,11 +63,10 @@ class _Host(Coroutine[Any, Any, None]):
     scope entered inline, which may be this host before it first ran).
     """
 
-    __slots__ = ("adopted", "loop", "runs", "stopping", "task", "wake")
+    __slots__ = ("adopted", "runs", "stopping", "task", "wake")
 
     def __init__(self, runs: AsyncioRuns) -> None:
         self.runs = runs
-        self.loop = runs.loop
         self.task: asyncio.Task[None] | None = None
         self.adopted: tuple[EffectRun[Any], Coroutine[Any, Any, None], Any] | None = None
         self.wake: asyncio.Future[None] | None = None  # what a spare waits on until it adopts a run
@@ -106,7 +105,7 @@ class _Host(Coroutine[Any, Any, None]):
     def _wait(self) -> asyncio.Future[None]:
         wake = self.wake
         if wake is None or wake.done():
-            wake = self.wake = self.loop.create_future()
+            wake = self.wake = self.runs.loop.create_future()
         wake._asyncio_future_blocking = True  # what a task checks on a future it was handed
         return wake
 
