@@ -122,7 +122,7 @@ from ._rules import (
 )
 from ._spent import spent
 from ._state import AgentState, Message, PastToolCall, ToolCallRecord, Turn, TurnOutcome, initial_state
-from ._state_codec import STATE_FORMAT, decode_state, encode_state, state_digest, state_hash
+from ._state_codec import STATE_FORMAT, StateEncoder, decode_state, encode_state, state_digest, state_hash
 from ._table import Table
 from ._toolset import ToolSet, not_registered
 from ._upcast import UPCASTERS, upcaster
@@ -218,6 +218,7 @@ __all__ = [
     "RejectionReason",
     "SessionStarted",
     "Spend",
+    "StateEncoder",
     "SummaryRequest",
     "Table",
     "TimerFired",

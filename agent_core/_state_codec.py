@@ -93,22 +93,65 @@ def _set_fields(value: msgspec.Struct, defaults: tuple[tuple[str, Any], ...]) ->
 def encode_state(state: AgentState, *, format: Format = "json") -> bytes:
     """The state's canonical document: deterministic (the same state gives the same bytes), default
     values omitted, ``messages`` and ``tool_calls`` (in request order) as arrays."""
-    doc_type, as_is = _document(type(state))
     calls = state.tool_calls
+    doc = _state_document(
+        state, tuple(_set_fields(calls[call_id], _RECORD_DEFAULTS) for call_id in state.tool_call_log)
+    )
+    return msgpack_encoder.encode(doc) if format == "msgpack" else json_encoder.encode(doc)
+
+
+def _state_document(state: AgentState, tool_calls: tuple[object, ...]) -> msgspec.Struct:
+    """The document of ``state`` with its tool-call records laid out as ``tool_calls`` (mappings, or their encodings)."""
+    doc_type, as_is = _document(type(state))
     values = {name: getattr(state, name) for name in as_is}
     if values["config"] == _DEFAULT_CONFIG:
         values["config"] = _DEFAULT_CONFIG  # omitted by identity, as msgspec compares Struct defaults
     else:
         values["config"] = _set_fields(values["config"], _CONFIG_DEFAULTS)
-    doc = doc_type(
+    return doc_type(
         format=STATE_FORMAT,
         tools=state.tools.definitions,
         messages=tuple(state.messages),
-        tool_calls=tuple(_set_fields(calls[call_id], _RECORD_DEFAULTS) for call_id in state.tool_call_log),
+        tool_calls=tool_calls,
         audit=tuple(state.audit),
         **values,
     )
-    return msgpack_encoder.encode(doc) if format == "msgpack" else json_encoder.encode(doc)
+
+
+class StateEncoder:
+    """Encodes successive states of one session as ``encode_state(state, format="msgpack")`` does, byte for
+    byte, encoding again only the tool-call records that changed since the last state it encoded.
+
+    A record is immutable, so one the next state still holds (the same
+    object) encodes to the same bytes. Building each record's mapping is most
+    of the cost of encoding a long session's state, so a journal that keeps
+    one encoder for its snapshots pays for the records added or changed since
+    its last snapshot, not for all of them again. It keeps the encoding of
+    each record of the last state it encoded: about as many bytes as those
+    records take in the document.
+    """
+
+    __slots__ = ("_encoded", "_records")
+
+    def __init__(self) -> None:
+        self._records: list[ToolCallRecord] = []  # the last state's records, in request order
+        self._encoded: list[msgspec.Raw] = []  # and each one's encoding
+
+    def encode(self, state: AgentState) -> bytes:
+        """``state`` as MessagePack: the bytes of :func:`encode_state` with ``format="msgpack"``."""
+        calls, old_records, old_encoded = state.tool_calls, self._records, self._encoded
+        kept = len(old_records)
+        records: list[ToolCallRecord] = []
+        encoded: list[msgspec.Raw] = []
+        for i, call_id in enumerate(state.tool_call_log):
+            record = calls[call_id]
+            if i < kept and old_records[i] is record:
+                encoded.append(old_encoded[i])
+            else:
+                encoded.append(msgspec.Raw(msgpack_encoder.encode(_set_fields(record, _RECORD_DEFAULTS))))
+            records.append(record)
+        self._records, self._encoded = records, encoded
+        return msgpack_encoder.encode(_state_document(state, tuple(encoded)))
 
 
 def decode_state(data: bytes, *, format: Format = "json") -> AgentState:

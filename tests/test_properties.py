@@ -96,6 +96,26 @@ def test_same_inputs_give_equal_states_and_bytes(inputs: list[ac.AgentInput]) ->
 
 @slow
 @settings(max_examples=EXAMPLES, deadline=None)
+@given(SESSIONS, SESSIONS)
+def test_one_state_encoder_writes_every_state_as_encode_state_does(
+    inputs: list[ac.AgentInput], others: list[ac.AgentInput]
+) -> None:
+    # One encoder over a session's states (records change status in place, new ones are added), then over
+    # another session's and over decoded copies (other objects): always the bytes of encode_state.
+    encoder = ac.StateEncoder()
+    for step in walk([*inputs, *others]):
+        if step.after is None:
+            continue
+        expected = ac.encode_state(step.after, format="msgpack")
+        assert encoder.encode(step.after) == expected
+        assert encoder.encode(ac.decode_state(expected, format="msgpack")) == expected
+    for step in walk(others):
+        if step.after is not None:
+            assert encoder.encode(step.after) == ac.encode_state(step.after, format="msgpack")
+
+
+@slow
+@settings(max_examples=EXAMPLES, deadline=None)
 @given(MIXED)
 def test_nothing_changes_the_state_it_is_given(inputs: list[ac.AgentInput]) -> None:
     for step in walk(inputs):

@@ -7,7 +7,7 @@ from typing import Literal
 
 from msgspec.structs import replace
 
-from agent_core import SCHEMA_VERSION, AgentInput, AgentState, encode_input
+from agent_core import SCHEMA_VERSION, AgentInput, AgentState, StateEncoder, encode_input
 
 from ._commit_verdicts import Commit, Verdicts
 from ._integrity import Encoded, Position, RecordCache, chain, continuing, fold_inputs
@@ -70,6 +70,7 @@ class SessionJournal:
         self._written = self._position.seq  # the inputs the store holds (or was handed)
         self._pending: list[StoredInput] = []
         self._digests: RecordCache = {}  # the newest tool-call records, encoded once for the turn digests
+        self._encoder = StateEncoder()  # every tool-call record, encoded once for the snapshots
         self._snapshot: Snapshot | None = None
         self._verdicts = Verdicts()
         self.lease = lease
@@ -146,7 +147,7 @@ class SessionJournal:
         self._position = position = chain(self._position, batch, states, self._pending, self._digests)
         state, seq, head = position
         if seq >= self._schedule.next:
-            self._snapshot = snapshot = take_snapshot(state, seq, head)
+            self._snapshot = snapshot = take_snapshot(state, seq, head, self._encoder)
             self._pending[-1] = replace(self._pending[-1], state_hash=snapshot.state_hash)
             self._schedule.taken(snapshot)
         if self.durability == "turn" and state.turn is not None and not state.turn.awaiting_ids:
@@ -190,7 +191,7 @@ class SessionJournal:
         """
         self._refuse_after(self._verdicts.settled())
         if self.seq and self._schedule.last != self.seq:
-            self._save(take_snapshot(self.state, self.seq, self._position.head))
+            self._save(take_snapshot(self.state, self.seq, self._position.head, self._encoder))
 
     def close(self) -> None:
         """Commit what is pending and save a final snapshot, so the next load folds nothing. The store stays open.
