@@ -128,18 +128,19 @@ class StateEncoder:
     one encoder for its snapshots pays for the records added or changed since
     its last snapshot, not for all of them again. It keeps the encoding of
     each record of the last state it encoded: about as many bytes as those
-    records take in the document.
+    records take in the document. Calls from several threads at once each
+    write the right bytes (each reads and replaces that cache in one step).
     """
 
-    __slots__ = ("_encoded", "_records")
+    __slots__ = ("_last",)
 
     def __init__(self) -> None:
-        self._records: list[ToolCallRecord] = []  # the last state's records, in request order
-        self._encoded: list[msgspec.Raw] = []  # and each one's encoding
+        # The last state's records in request order, and each one's encoding: replaced together, in one store.
+        self._last: tuple[list[ToolCallRecord], list[msgspec.Raw]] = ([], [])
 
     def encode(self, state: AgentState) -> bytes:
         """``state`` as MessagePack: the bytes of :func:`encode_state` with ``format="msgpack"``."""
-        calls, old_records, old_encoded = state.tool_calls, self._records, self._encoded
+        calls, (old_records, old_encoded) = state.tool_calls, self._last
         kept = len(old_records)
         records: list[ToolCallRecord] = []
         encoded: list[msgspec.Raw] = []
@@ -150,7 +151,7 @@ class StateEncoder:
             else:
                 encoded.append(msgspec.Raw(msgpack_encoder.encode(_set_fields(record, _RECORD_DEFAULTS))))
             records.append(record)
-        self._records, self._encoded = records, encoded
+        self._last = (records, encoded)
         return msgpack_encoder.encode(_state_document(state, tuple(encoded)))
 
 
