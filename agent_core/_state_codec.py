@@ -127,9 +127,10 @@ class StateEncoder:
     of the cost of encoding a long session's state, so a journal that keeps
     one encoder for its snapshots pays for the records added or changed since
     its last snapshot, not for all of them again. It keeps the encoding of
-    each record of the last state it encoded: about as many bytes as those
-    records take in the document. Calls from several threads at once each
-    write the right bytes (each reads and replaces that cache in one step).
+    each record of the last state it encoded: the bytes those records take in
+    the document, and about 100 bytes of objects for each. Calls from several
+    threads at once each write the right bytes (each reads and replaces that
+    cache in one step).
     """
 
     __slots__ = ("_last",)

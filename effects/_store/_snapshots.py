@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_core import STATE_FORMAT, AgentState, StateEncoder, encode_state, state_digest
+from agent_core import STATE_FORMAT, AgentState, StateEncoder, state_digest
 
 from ._records import Snapshot, StoredInput
 
@@ -36,13 +36,13 @@ class SnapshotSchedule:
         self.next = snapshot.seq + max(self.every, len(snapshot.data) // SNAPSHOT_BYTES_PER_INPUT)
 
 
-def take_snapshot(state: AgentState, seq: int, anchor: bytes, encoder: StateEncoder | None = None) -> Snapshot:
+def take_snapshot(state: AgentState, seq: int, anchor: bytes, encoder: StateEncoder) -> Snapshot:
     """``state`` (the state after input ``seq``, whose chain hash is ``anchor``) as a snapshot record.
 
     ``encoder``: the session's own, kept from one snapshot to the next, so that only the tool-call records
-    changed since the last one are encoded again (the bytes are the same without it).
+    changed since the last one are encoded again (the bytes are those of ``encode_state``).
     """
-    data = encode_state(state, format="msgpack") if encoder is None else encoder.encode(state)
+    data = encoder.encode(state)
     return Snapshot(seq=seq, schema_version=STATE_FORMAT, state_hash=state_digest(data), data=data, anchor=anchor)
 
 
