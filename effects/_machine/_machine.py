@@ -503,6 +503,9 @@ class Machine(Generic[S, I, E]):
         if run.done:
             return
         run.done = True
+        # Its context and its handle (a timer's arguments) refer back to the run: dropped, the run is freed
+        # by reference counting when its last reference goes, instead of waiting for a cyclic collection.
+        run.context = run.handle = None
         if not run.parked:
             self._active -= 1
         if not run.cancelled and self._runs.get(run.key) is run:
