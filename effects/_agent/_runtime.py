@@ -39,7 +39,7 @@ from ._output import JsonSchemaOutput, OutputValidator
 from ._redact import RedactingDispatch, Redactor
 from .call_llm import call_llm
 from .call_tool import call_tool
-from .wait_until import wait_until
+from .wait_until import WaitUntilAlarm, wait_until
 
 
 class AgentRuntime:
@@ -87,6 +87,7 @@ class AgentRuntime:
         self._model_timeout_ms = model_timeout_ms
         self._toolbox = toolbox
         self._clock = clock
+        self._loop_clock = bool(getattr(clock, "loop_deadlines", False))
         self._ids = ids
         self._floor = floor
         self._last = 0
@@ -210,7 +211,10 @@ class AgentRuntime:
         return [ToolCallStarted(timestamp=at, tool_call_id=call_id) for call_id in fresh]
 
     def run_effect(self, eff: Effect, state: AgentState, key: str) -> Controller[AgentInput]:
-        """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler."""
+        """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler; a
+        ``wait-until`` on a clock that follows the event loop's is an alarm (a loop timer under asyncio)."""
+        if type(eff) is WaitUntil and self._loop_clock:
+            return WaitUntilAlarm(self, eff)
         return _Run(self, eff, state)
 
 

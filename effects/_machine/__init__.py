@@ -22,13 +22,14 @@ from ._events import (
 )
 from ._machine import DEFAULT_MAX_BACKLOG, Machine
 from ._protocols import Controller, Dispatch, Journal, OnLoop, Pending, effect
-from ._runs import current_run, parked, sleep
+from ._runs import Alarm, current_run, parked, sleep
 from ._tasks import reraise_single
 
 __all__ = [
     "DEFAULT_MAX_BACKLOG",
     "MACHINE_STOPPED",
     "NO_LONGER_DERIVED",
+    "Alarm",
     "Backpressure",
     "Controller",
     "Dispatch",

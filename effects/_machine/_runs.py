@@ -1,5 +1,6 @@
-"""Effect runs: each started effect, the :class:`~effects.Dispatch` it feeds the machine through, and what
-effect code asks of its run (:func:`parked`, :func:`sleep`, :func:`current_run`).
+"""Effect runs: each started effect, the :class:`~effects.Dispatch` it feeds the machine through, what
+effect code asks of its run (:func:`parked`, :func:`sleep`, :func:`current_run`), and :class:`Alarm`, an effect
+that only waits for a time.
 
 A run is cancelled by key with a reason, and a cancelled run's later
 dispatches are dropped. How a run is carried, inline or in a task, under
@@ -166,3 +167,38 @@ def sleep(seconds: float) -> Generator[Any, None, None]:
         yield _Timer(seconds)
     else:
         yield from anyio.sleep(seconds).__await__()
+
+
+class Alarm(Generic[I]):
+    """A controller that waits, parked, until :meth:`seconds_left` is no longer positive, then calls
+    :meth:`fire`: a timer as an effect (a turn's deadline waits this way for most of an hour, every turn).
+
+    Under asyncio the machine runs it with a loop timer alone: no coroutine,
+    no context, no task, so a session in a crowd holds few objects for it
+    while it waits. ``seconds_left`` is asked again when the timer fires (the
+    clock it reads may have been adjusted meanwhile) and is measured on the
+    event loop's clock: an alarm is for a clock that follows the loop's (a
+    manual clock waits its own way, with an ordinary effect). Anywhere else
+    (under trio) :meth:`start` runs the same wait as a coroutine. ``fire``
+    raising is the effect failing, as an effect's code raising is.
+    """
+
+    __slots__ = ()
+
+    def seconds_left(self) -> float:
+        """How long to wait still; 0 or less once the time has come."""
+        raise NotImplementedError
+
+    def fire(self, dispatch: Any, /) -> None:
+        """The time has come: dispatch what it means (``dispatch`` is the run's :class:`~effects.Dispatch`)."""
+        raise NotImplementedError
+
+    async def start(self, dispatch: Any, /) -> None:
+        """The same wait as a coroutine, for a runner with no loop timers (trio)."""
+        left = self.seconds_left()  # asked as the asyncio path asks: at the start, then as each wait ends
+        if left > 0:
+            async with parked():
+                while left > 0:
+                    await sleep(left)
+                    left = self.seconds_left()
+        self.fire(dispatch)

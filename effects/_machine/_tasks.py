@@ -8,7 +8,8 @@ during that first step (a *host*, made ahead and waiting): whatever the step
 bound to the current task (a cancel scope, ``asyncio.timeout``, a deadline)
 stays valid, because the same task carries on. Each run has a context of its
 own, as a task would. A run waiting only for the loop's clock (``_runs.sleep``)
-holds a loop timer instead of a task, and is stepped inline again when it fires.
+holds a loop timer instead of a task, and is stepped inline again when it fires;
+an :class:`~effects._machine.Alarm` is a loop timer alone, with no coroutine.
 A host whose run ended waits for the next one (two are kept), so a turn makes
 no task of its own once its session has run one.
 
@@ -25,7 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, NoReturn
 
 from ._protocols import Controller
-from ._runs import _CURRENT, EffectRun, _Timer
+from ._runs import _CURRENT, Alarm, EffectRun, _Timer
 
 DEADLINE_ESCAPED = (
     "the effect waited again after the deadline of its last call passed (under trio that deadline cancels the "
@@ -146,7 +147,10 @@ class AsyncioRuns:
         self._stopping = False
 
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
-        """Run ``controller.start(run)`` inline until it ends or first suspends."""
+        """Run ``controller.start(run)`` inline until it ends or first suspends; an :class:`Alarm` on a loop timer."""
+        if isinstance(controller, Alarm):
+            self._ring(run, controller, True)
+            return
         coro = controller.start(run)
         if type(coro) is not types.CoroutineType and not isinstance(coro, Coroutine):  # an ABC check costs more
             coro = _awaiting(coro)
@@ -188,6 +192,23 @@ class AsyncioRuns:
             if host.wake is not None and not host.wake.done():
                 host.wake.set_result(None)
 
+    def _ring(self, run: EffectRun[Any], alarm: Alarm[Any], starting: bool = False) -> None:
+        """Wait (parked) on a loop timer until ``alarm``'s time has come, then fire it: the run's end."""
+        try:
+            left = alarm.seconds_left()
+            if left > 0:
+                if starting:
+                    run.park(1)
+                run.handle = self.loop.call_later(left, self._ring, run, alarm)
+                return
+            if not starting:
+                run.park(-1)
+            alarm.fire(run)
+        except Exception as error:
+            run.host.run_ended(run, error)
+        else:
+            run.host.run_ended(run, None)
+
     def _new_host(self) -> _Host:
         host = _Host(self)
         host.task = task = self.loop.create_task(host)
@@ -213,6 +234,9 @@ class AsyncioRuns:
         if isinstance(handle, _Host):
             assert handle.task is not None
             handle.task.cancel(reason)
+        elif isinstance(handle, asyncio.TimerHandle):  # an alarm waiting
+            handle.cancel()
+            run.host.run_ended(run, None)
         elif isinstance(handle, _Sleeping):
             handle.timer.cancel()
             assert run.context is not None

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent_core import Usage
-from effects import Agent, tool
+from agent_core import LlmContext, Usage
+from effects import Agent, ModelReply, tool
 from effects.testing import ScriptedModel, call_tools, say
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +33,7 @@ def turns() -> ScriptedModel:
     calls, answer = call_tools(("lookup", {"i": 1}), ("lookup", {"i": 2}), usage=usage), say("done", usage=usage)
     count = [0]
 
-    def script(_: object) -> object:
+    def script(_: LlmContext) -> ModelReply:
         count[0] += 1
         return answer if count[0] % 2 == 0 else calls
 

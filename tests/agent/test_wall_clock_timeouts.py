@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from agent_core import AgentConfig, LlmContext, ToolFailure, ToolSuccess
-from effects import Agent, ModelReply, SystemClock, TextSink, Toolbox, ToolLimits, tool
+from effects import Agent, ModelReply, SystemClock, TextSink, Toolbox, ToolLimits, parked, tool
 from effects.testing import ScriptedModel, SequentialIds, call_tools, say
 
 from ._helpers import Recorder, results, texts
@@ -167,3 +167,35 @@ async def test_a_tool_bounding_calls_of_its_own_goes_on_after_their_timeouts(out
 
     assert results(state) == {"call-1": ToolSuccess(content="ToolFailure, ToolFailure")}
     assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+
+
+async def test_a_hanging_turn_ends_at_its_deadline_on_the_wall_clock() -> None:
+    # Under asyncio the deadline is a loop timer alone (an alarm); under trio a task sleeping. Either way the
+    # session counts as settled while the deadline waits, and the turn ends when it passes.
+    entered = anyio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Waits, parked, on something that never answers."""
+        entered.set()
+        async with parked():
+            await anyio.sleep_forever()
+        return ""
+
+    tools = Toolbox([hang], limits=ToolLimits(timeout_ms=None))
+    model = ScriptedModel([call_tools(("hang", {})), say("unreached")])
+    agent = Agent(model, tools=tools, config=AgentConfig(max_turn_ms=50), ids=SequentialIds(), session_id="s1")
+    async with agent.running() as session:
+        recorder = Recorder(session)
+        sent = SystemClock().now_ms()
+        session.send("go")
+        await entered.wait()
+        with anyio.fail_after(10):
+            await session.settled()  # the tool and the deadline both wait, parked
+            state = await session.turn_done()
+
+    assert state.last_outcome is not None
+    assert (state.last_outcome.kind, state.last_outcome.reason) == ("failed", "timeout")
+    assert state.last_outcome.at >= sent + 50
+    assert "call-tool:call-1" in recorder.canceled()
+    recorder.assert_replays_to(state)
