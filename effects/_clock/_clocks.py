@@ -67,8 +67,8 @@ class SystemClock:
         """Return once the wall clock reaches ``ms``; the wait is parked.
 
         In an effect run by a machine under asyncio it holds a plain loop
-        timer, not a task (``effects._machine.sleep``): the turn's deadline
-        waits this way for most of an hour, every turn.
+        timer, not a task (``effects._machine.sleep``). (A session's own
+        ``wait-until`` effects on this clock are alarms: see :class:`~effects.Alarm`.)
         """
         if ms <= self.now_ms():
             return

@@ -17,8 +17,8 @@
   until the earliest) that cancels the effect's own scope, which then stays
   cancelled; the machine fails an effect that waits again after that.
 * The turn's deadline and retry backoffs are ``wait-until`` effects: on the
-  system clock they sleep on a plain loop timer (:meth:`SystemClock.sleep_until`),
-  with no task.
+  system clock each is an :class:`~effects.Alarm`, under asyncio a loop timer
+  alone (no coroutine, no task).
 """
 
 from __future__ import annotations
