@@ -120,40 +120,59 @@ def _state_document(state: AgentState, tool_calls: tuple[object, ...]) -> msgspe
 
 class StateEncoder:
     """Encodes successive states of one session as ``encode_state(state, format="msgpack")`` does, byte for
-    byte, encoding again only the tool-call records that changed since the last state it encoded.
+    byte, encoding each tool-call record once.
 
     A record is immutable, so one the next state still holds (the same
     object) encodes to the same bytes. Building each record's mapping is most
     of the cost of encoding a long session's state, so a journal that keeps
-    one encoder for its snapshots pays for the records added or changed since
-    its last snapshot, not for all of them again. It keeps the encoding of
-    each record of the last state it encoded: the bytes those records take in
-    the document, and about 100 bytes of objects for each. Calls from several
-    threads at once each write the right bytes (each reads and replaces that
-    cache in one step).
+    one encoder for its snapshots (and for its turn digests, which cover the
+    newest records: see :meth:`records`) pays for the records added or changed
+    since, not for all of them again.
+
+    It keeps each record's encoding by call id, with the record it encodes: the
+    bytes the record takes in the document and about 100 bytes of objects, for
+    every record of the last state it encoded, or with ``keep`` for about the
+    ``keep`` newest to ``2 * keep`` newest (what a reader that only digests the
+    newest records needs). An entry is used only for the very record it
+    encodes, so calls from several threads at once each write the right bytes.
     """
 
-    __slots__ = ("_last",)
+    __slots__ = ("_keep", "_records")
 
-    def __init__(self) -> None:
-        # The last state's records in request order, and each one's encoding: replaced together, in one store.
-        self._last: tuple[list[ToolCallRecord], list[msgspec.Raw]] = ([], [])
+    def __init__(self, keep: int | None = None) -> None:
+        if keep is not None and (not isinstance(keep, int) or isinstance(keep, bool) or keep <= 0):
+            raise ValueError(f"StateEncoder: expected a positive int or None for keep, got {keep!r}")
+        self._keep = keep
+        self._records: dict[str, tuple[ToolCallRecord, msgspec.Raw]] = {}
+
+    def __len__(self) -> int:
+        """How many records' encodings it keeps now."""
+        return len(self._records)
+
+    def records(self, state: AgentState, newest: int | None = None) -> list[msgspec.Raw]:
+        """The encodings of ``state``'s tool-call records in request order, as its document writes them (the
+        fields that differ from their defaults, as a mapping); with ``newest``, of the ``newest`` newest only."""
+        log, calls, kept = state.tool_call_log, state.tool_calls, self._records
+        count = len(log)
+        ids = log if newest is None or newest >= count else log[count - newest :]
+        encoded: list[msgspec.Raw] = []
+        for call_id in ids:
+            record, entry = calls[call_id], kept.get(call_id)
+            if entry is None or entry[0] is not record:
+                raw = msgspec.Raw(msgpack_encoder.encode(_set_fields(record, _RECORD_DEFAULTS)))
+                entry = kept[call_id] = (record, raw)
+            encoded.append(entry[1])
+        keep = self._keep
+        if len(kept) > (count if keep is None else 2 * keep):  # records this session no longer holds, or too many
+            bound = count if keep is None else min(count, keep)
+            self._records = {
+                call_id: entry for call_id in log[count - bound :] if (entry := kept.get(call_id)) is not None
+            }  # replaced in one store: a call from another thread goes on with the old one
+        return encoded
 
     def encode(self, state: AgentState) -> bytes:
         """``state`` as MessagePack: the bytes of :func:`encode_state` with ``format="msgpack"``."""
-        calls, (old_records, old_encoded) = state.tool_calls, self._last
-        kept = len(old_records)
-        records: list[ToolCallRecord] = []
-        encoded: list[msgspec.Raw] = []
-        for i, call_id in enumerate(state.tool_call_log):
-            record = calls[call_id]
-            if i < kept and old_records[i] is record:
-                encoded.append(old_encoded[i])
-            else:
-                encoded.append(msgspec.Raw(msgpack_encoder.encode(_set_fields(record, _RECORD_DEFAULTS))))
-            records.append(record)
-        self._last = (records, encoded)
-        return msgpack_encoder.encode(_state_document(state, tuple(encoded)))
+        return msgpack_encoder.encode(_state_document(state, tuple(self.records(state))))
 
 
 def decode_state(data: bytes, *, format: Format = "json") -> AgentState:

@@ -10,7 +10,7 @@ from msgspec.structs import replace
 from agent_core import SCHEMA_VERSION, AgentInput, AgentState, StateEncoder, encode_input
 
 from ._commit_verdicts import Commit, Verdicts
-from ._integrity import Encoded, Position, RecordCache, chain, continuing, fold_inputs
+from ._integrity import Encoded, Position, chain, continuing, fold_inputs
 from ._load import load_for_append
 from ._protocol import EventStore
 from ._records import Lease, Origin, Snapshot, StoredInput
@@ -69,8 +69,7 @@ class SessionJournal:
         self._schedule = SnapshotSchedule(snapshot_every, snapshot_seq)
         self._written = self._position.seq  # the inputs the store holds (or was handed)
         self._pending: list[StoredInput] = []
-        self._digests: RecordCache = {}  # the newest tool-call records, encoded once for the turn digests
-        self._encoder = StateEncoder()  # every tool-call record, encoded once for the snapshots
+        self._encoder = StateEncoder()  # every tool-call record, encoded once for the turn digests and snapshots
         self._snapshot: Snapshot | None = None
         self._verdicts = Verdicts()
         self.lease = lease
@@ -144,7 +143,7 @@ class SessionJournal:
 
     def _commit(self, batch: Sequence[Encoded], states: Sequence[AgentState]) -> Commit:
         self._refuse_after(self._verdicts.failure())
-        self._position = position = chain(self._position, batch, states, self._pending, self._digests)
+        self._position = position = chain(self._position, batch, states, self._pending, self._encoder)
         state, seq, head = position
         if seq >= self._schedule.next:
             self._snapshot = snapshot = take_snapshot(state, seq, head, self._encoder)

@@ -18,6 +18,7 @@ from agent_core import (
     ContinueReAct,
     ReActObserved,
     SessionStarted,
+    StateEncoder,
     ToolCallCompleted,
     ToolCallRequest,
     ToolDefinition,
@@ -27,6 +28,7 @@ from agent_core import (
     WorkflowActionTaken,
     WorkflowState,
     WorkflowTransition,
+    encode_state,
     initial_state,
     replay,
     state_digest,
@@ -56,21 +58,25 @@ def test_a_turn_end_records_its_digest_and_nothing_else_does(store: EventStore) 
 
 
 @given(sessions(max_steps=40))
-def test_a_turn_digest_is_the_same_bytes_with_the_record_cache_kept_across_states(inputs: list[AgentInput]) -> None:
-    cache: dict[str, object] = {}
+def test_a_turn_digest_is_the_same_bytes_with_an_encoder_kept_across_states(inputs: list[AgentInput]) -> None:
+    encoder, bounded = StateEncoder(), StateEncoder(keep=4)
     state = initial_state()
     for inp in inputs:
         state = transition(state, inp)
-        assert turn_digest(state, cache) == turn_digest(state)  # type: ignore[arg-type]
+        expected = turn_digest(state)
+        assert turn_digest(state, encoder) == expected
+        assert turn_digest(state, bounded) == expected
+        assert encoder.encode(state) == encode_state(state, format="msgpack")  # the same encoder, for snapshots
 
 
-def test_the_record_cache_keeps_only_the_records_a_digest_covers_and_stays_exact() -> None:
-    cache: dict[str, object] = {}
+def test_an_encoder_with_keep_holds_only_the_newest_records_and_stays_exact() -> None:
+    encoder = StateEncoder(keep=64)
     state = initial_state()
-    for inp in session(8):  # 96 tool calls: more than a digest covers, so the cache is pruned
+    for inp in session(16):  # 192 tool calls: more than a digest covers, so the encoder lets the oldest go
         state = transition(state, inp)
-        assert turn_digest(state, cache) == turn_digest(state)  # type: ignore[arg-type]
-        assert len(cache) <= 2 * 64
+        assert turn_digest(state, encoder) == turn_digest(state)
+        assert len(encoder) <= 2 * 64
+    assert len(state.tool_call_log) > 2 * 64 > len(encoder)
 
 
 def test_snapshots_every_n_inputs_carry_the_state_hash_also_recorded_in_the_log(store: EventStore) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_core import AgentInput, AgentState, transition
+from agent_core import AgentInput, AgentState, StateEncoder, transition
 
 from .._records import StoredInput, chain_hash
-from ._digest import RecordCache, turn_digest
+from ._digest import turn_digest
 from ._fold import Position
 
 Encoded = tuple[AgentInput, int, bytes]
@@ -43,18 +43,18 @@ def chain(
     batch: Sequence[Encoded],
     states: Sequence[AgentState],
     records: list[StoredInput],
-    digests: RecordCache | None = None,
+    encoder: StateEncoder | None = None,
 ) -> Position:
     """Append the records of ``batch`` (``states``: the state after each) to ``records``; returns the new position.
 
-    Each record carries its chain hash, and a turn digest where a turn ended (``digests``: the cache
-    :func:`turn_digest` keeps for the session).
+    Each record carries its chain hash, and a turn digest where a turn ended (``encoder``: the session's, which
+    encodes each tool-call record once).
     """
     state, seq, head = position
     for (_, version, data), after in zip(batch, states, strict=True):
         seq += 1
         head = chain_hash(head, data)
-        digest = turn_digest(after, digests) if state.turn is not None and after.turn is None else None
+        digest = turn_digest(after, encoder) if state.turn is not None and after.turn is None else None
         records.append(StoredInput(seq=seq, schema_version=version, data=data, hash=head, turn_digest=digest))
         state = after
     return Position(state, seq, head)

@@ -14,11 +14,10 @@ snapshot points.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 import msgspec
 
-from agent_core import AgentState, ToolCallRecord, Vector
+from agent_core import AgentState, StateEncoder, Vector
 
 RECENT_MESSAGES = 16
 """Newest messages the digest covers."""
@@ -62,47 +61,24 @@ def _sequence(value: object) -> list[object]:
 
 _encoder = msgspec.msgpack.Encoder(enc_hook=_sequence)
 
-_RECORD_DEFAULTS = tuple((field.name, field.default) for field in msgspec.structs.fields(ToolCallRecord))
 
-RecordCache = dict[str, tuple[ToolCallRecord, msgspec.Raw]]
-"""Encoded tool-call records by call id, with the record each encodes: what :func:`turn_digest` reuses."""
-
-
-def _record(record: ToolCallRecord) -> dict[str, Any]:
-    """A record as the mapping of its fields that differ from their defaults, as the state's document writes it
-    (see :func:`agent_core.encode_state`): a record declares more than 15 fields, so as a Struct its header, and
-    every digest, would change with the number of fields it declares."""
-    return {name: value for name, default in _RECORD_DEFAULTS if (value := getattr(record, name)) != default}
-
-
-def turn_digest(state: AgentState, cache: RecordCache | None = None) -> bytes:
+def turn_digest(state: AgentState, encoder: StateEncoder | None = None) -> bytes:
     """32 bytes that change when the state's scalar parts, sizes or newest entries change.
 
-    ``cache`` (a dict the caller keeps from one state of a session to the
-    next) holds the newest records' encodings: a record is immutable, so one
-    the state still holds (the same object) is encoded once, not at every turn
-    end. The bytes are the same with or without it.
+    ``encoder`` (one the caller keeps from one state of a session to the
+    next: a journal's, which its snapshots use too) encodes each of the newest
+    tool-call records once, not at every turn end. The bytes are the same with
+    or without it.
     """
-    messages, log, calls = state.messages, state.tool_call_log, state.tool_calls
+    messages, log = state.messages, state.tool_call_log
     count, calls_count = len(messages), len(log)
     head: list[object] = [getattr(state, name) for name in _HEAD]
     for name in _LATER:
         value = getattr(state, name)
         if value != _DEFAULTS[name]:
             head.append([name, value])
-    recent = log[max(0, calls_count - RECENT_TOOL_CALLS) :]  # one slice, not an index per entry
-    if cache is None:
-        records: list[object] = [_record(calls[call_id]) for call_id in recent]
-    else:
-        records = []
-        for call_id in recent:  # a record the state still holds (the same object) was encoded before
-            record, entry = calls[call_id], cache.get(call_id)
-            if entry is None or entry[0] is not record:
-                entry = cache[call_id] = (record, msgspec.Raw(_encoder.encode(_record(record))))
-            records.append(entry[1])
-        if len(cache) > 2 * RECENT_TOOL_CALLS:  # keep only the records the next digests may reuse
-            kept = set(recent)
-            for call_id in [call_id for call_id in cache if call_id not in kept]:
-                del cache[call_id]
+    if encoder is None:
+        encoder = StateEncoder(keep=RECENT_TOOL_CALLS)
+    records = encoder.records(state, RECENT_TOOL_CALLS)
     document = (head, count, calls_count, list(messages[max(0, count - RECENT_MESSAGES) :]), records)
     return hashlib.sha256(_encoder.encode(document)).digest()

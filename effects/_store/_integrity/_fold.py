@@ -10,6 +10,7 @@ from agent_core import (
     AgentState,
     DecodeError,
     InvalidInput,
+    StateEncoder,
     initial_state,
     state_digest,
     tag_of,
@@ -18,7 +19,7 @@ from agent_core import (
 
 from .._errors import LogDamaged, ReplayDiverged
 from .._records import GENESIS, StoredInput, chain_hash
-from ._digest import RecordCache, turn_digest
+from ._digest import RECENT_TOOL_CALLS, turn_digest
 
 
 class Position(NamedTuple):
@@ -56,11 +57,11 @@ def fold(
     hashes (costly on long sessions: it encodes the whole state).
     """
     state, seq, head = start
-    cache: RecordCache = {}  # the newest tool-call records, encoded once for the turn digests
+    encoder = StateEncoder(keep=RECENT_TOOL_CALLS)  # the newest tool-call records, encoded once for the digests
     for record, inp, chained in _verified(session_id, records, stop, seq, start.head):
         after = _apply(session_id, record, inp, state)
         if digests:
-            _check_turn(session_id, record, inp, state, after, cache)
+            _check_turn(session_id, record, inp, state, after, encoder)
         if states and record.state_hash is not None:
             _compare(session_id, record, inp, "state hash", record.state_hash, state_digest(after))
         if on_step is not None:
@@ -122,7 +123,12 @@ def _apply(session_id: str, record: StoredInput, inp: AgentInput, state: AgentSt
 
 
 def _check_turn(
-    session_id: str, record: StoredInput, inp: AgentInput, before: AgentState, after: AgentState, cache: RecordCache
+    session_id: str,
+    record: StoredInput,
+    inp: AgentInput,
+    before: AgentState,
+    after: AgentState,
+    encoder: StateEncoder,
 ) -> None:
     ended = before.turn is not None and after.turn is None
     if record.turn_digest is None and not ended:
@@ -130,7 +136,7 @@ def _check_turn(
     if record.turn_digest is None or not ended:
         expected, actual = ("a turn end", "an open turn") if not ended else ("an open turn", "a turn end")
         raise ReplayDiverged(session_id, record.seq, tag_of(inp), "turn state", expected, actual)
-    _compare(session_id, record, inp, "turn digest", record.turn_digest, turn_digest(after, cache))
+    _compare(session_id, record, inp, "turn digest", record.turn_digest, turn_digest(after, encoder))
 
 
 def _compare(session_id: str, record: StoredInput, inp: AgentInput, kind: str, expected: bytes, actual: bytes) -> None:
