@@ -14,13 +14,17 @@ A host whose run ended waits for the next one (two are kept), so a turn makes
 no task of its own once its session has run one.
 
 Under trio each effect is a task of the machine's nursery, in a cancel scope
-of its own (trio interrupts a block only through a scope).
+of its own (trio interrupts a block only through a scope); the alarms of a
+machine wait together in one task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import heapq
+import itertools
+import math
 import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, NoReturn
@@ -260,16 +264,22 @@ class AsyncioRuns:
 
 
 class TrioRuns:
-    """Runs effects as tasks of a trio nursery, each in a cancel scope of its own."""
+    """Runs effects as tasks of a trio nursery, each in a cancel scope of its own; alarms in one task for all."""
 
     def __init__(self, nursery: Any) -> None:
         import trio  # only reached under trio
 
         self._trio = trio
         self._nursery = nursery
+        self._alarms: _TrioAlarms | None = None
 
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
-        """Start ``controller.start(run)`` in a task of its own."""
+        """Start ``controller.start(run)`` in a task of its own; an :class:`Alarm` waits in the alarms' task."""
+        if isinstance(controller, Alarm):
+            if self._alarms is None:
+                self._alarms = _TrioAlarms(self._trio, self._nursery)
+            self._alarms.ring(run, controller, True)
+            return
         run.handle = scope = self._trio.CancelScope()
         self._nursery.start_soon(self._run, run, controller, scope, name=f"effect {run.key}")
 
@@ -299,11 +309,79 @@ class TrioRuns:
         return _TrioFuture(self._trio.Event())
 
     def cancel(self, run: EffectRun[Any], reason: str) -> None:
-        """Cancel ``run``'s scope with ``reason``."""
-        run.handle.cancel(reason)
+        """Cancel ``run``'s scope with ``reason``; an alarm's wait is dropped at once."""
+        handle = run.handle
+        if type(handle) is list:  # an alarm's entry in the alarms' heap
+            assert self._alarms is not None
+            self._alarms.drop(handle)
+            run.host.run_ended(run, None)
+        else:
+            handle.cancel(reason)
 
     async def stopped(self) -> None:
         """Nothing to wait for here: the nursery waits for its tasks as it closes."""
+
+
+class _TrioAlarms:
+    """The alarms of one machine under trio: a heap of their times, and one task of the nursery that sleeps
+    until the earliest (a cancel scope whose deadline moves when an earlier alarm comes). An alarm costs a
+    heap entry, not a task; a cancelled one is dropped from its entry at once and from the heap when it
+    reaches the top, or when the dropped entries outnumber the live ones."""
+
+    def __init__(self, trio: Any, nursery: Any) -> None:
+        self._trio = trio
+        self._heap: list[list[Any]] = []  # [time, order, run or None once dropped, alarm]
+        self._order = itertools.count()
+        self._dropped = 0
+        self._scope: Any = None  # the sleeping task's scope, while it sleeps
+        nursery.start_soon(self._sleep, name="effect alarms")
+
+    def ring(self, run: EffectRun[Any], alarm: Alarm[Any], starting: bool = False) -> None:
+        """Wait (parked) until ``alarm``'s time has come, then fire it: the run's end (as under asyncio)."""
+        try:
+            left = alarm.seconds_left()
+            if left > 0:
+                if starting:
+                    run.park(1)
+                at = self._trio.current_time() + left
+                run.handle = entry = [at, next(self._order), run, alarm]
+                heapq.heappush(self._heap, entry)
+                scope = self._scope
+                if scope is not None and at < scope.deadline:
+                    scope.deadline = at
+                return
+            if not starting:
+                run.park(-1)
+            alarm.fire(run)
+        except Exception as error:
+            run.host.run_ended(run, error)
+        else:
+            run.host.run_ended(run, None)
+
+    def drop(self, entry: list[Any]) -> None:
+        """Forget the alarm of ``entry`` (its run was cancelled)."""
+        entry[2] = None
+        self._dropped += 1
+        heap = self._heap
+        if self._dropped > 64 and self._dropped * 2 > len(heap):
+            heap[:] = [kept for kept in heap if kept[2] is not None]
+            heapq.heapify(heap)
+            self._dropped = 0
+
+    async def _sleep(self) -> None:
+        trio, heap = self._trio, self._heap
+        while True:
+            now = trio.current_time()
+            while heap and (heap[0][2] is None or heap[0][0] <= now):
+                _, _, run, alarm = heapq.heappop(heap)
+                if run is None:
+                    self._dropped -= 1
+                else:
+                    self.ring(run, alarm)
+            with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as scope:
+                self._scope = scope
+                await trio.sleep_forever()
+            self._scope = None
 
 
 class _TrioFuture:

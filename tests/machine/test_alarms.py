@@ -10,7 +10,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from effects import Alarm, Controller, Machine, effect
+from effects import Alarm, Controller, EffectCompleted, Machine, effect
 
 from ._counter import Counter, Dispatch, Inc, Input, StartJob, StopJob, Timeline, effects_at, transition
 
@@ -92,3 +92,26 @@ async def test_an_alarm_that_raises_as_it_fires_stops_the_machine_with_its_error
             m.dispatch(StartJob("bad"))
             await m.until(lambda state: False)
     assert "effect-failed job:bad" in timeline.brief()
+
+
+async def test_many_alarms_cancelled_before_their_time_leave_the_others_on_time() -> None:
+    # Under trio the cancelled alarms' entries wait in one heap: past 64 of them it is rebuilt without them,
+    # keeping the alarms still waiting (``early``, started before them, and ``later``).
+    alarms = {f"late{n}": Ring([3600.0]) for n in range(150)}
+    alarms["early"], alarms["later"] = Ring([0.5]), Ring([3600.0])
+    m, timeline = alarm_machine(alarms)
+    async with m.running():
+        m.dispatch(StartJob("early"))
+        m.dispatch(StartJob("later"))
+        for n in range(0, 150, 2):
+            m.dispatch(StartJob(f"late{n}"))
+            m.dispatch(StartJob(f"late{n + 1}"))
+            await m.settled()
+            m.dispatch(StopJob(f"late{n}"))
+            m.dispatch(StopJob(f"late{n + 1}"))
+        await m.settled()
+        assert m.current().count == 0  # all that in less than the early alarm's half second
+        with anyio.fail_after(10):
+            await m.until(lambda state: state.count == 1)
+        assert m.running_keys() == ("job:later",)
+    assert [event.key for event in timeline.of(EffectCompleted)] == ["job:early"]
