@@ -17,8 +17,9 @@
   until the earliest) that cancels the effect's own scope, which then stays
   cancelled; the machine fails an effect that waits again after that.
 * The turn's deadline and retry backoffs are ``wait-until`` effects: on the
-  system clock each is an :class:`~effects.Alarm`, under asyncio a loop timer
-  alone (no coroutine, no task).
+  system clock each is an :class:`~effects.Alarm`: under asyncio a loop timer
+  alone (no coroutine, no task), under trio an entry in the heap of the one
+  task that waits for a machine's alarms.
 """
 
 from __future__ import annotations

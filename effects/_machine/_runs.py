@@ -175,12 +175,13 @@ class Alarm(Generic[I]):
 
     Under asyncio the machine runs it with a loop timer alone: no coroutine,
     no context, no task, so a session in a crowd holds few objects for it
-    while it waits. ``seconds_left`` is asked again when the timer fires (the
+    while it waits. Under trio a machine's alarms wait together in one task.
+    ``seconds_left`` is asked again when the time it gave has passed (the
     clock it reads may have been adjusted meanwhile) and is measured on the
     event loop's clock: an alarm is for a clock that follows the loop's (a
-    manual clock waits its own way, with an ordinary effect). Anywhere else
-    (under trio) :meth:`start` runs the same wait as a coroutine. ``fire``
-    raising is the effect failing, as an effect's code raising is.
+    manual clock waits its own way, with an ordinary effect). Anything else
+    that runs controllers runs :meth:`start`, the same wait as a coroutine.
+    ``fire`` raising is the effect failing, as an effect's code raising is.
     """
 
     __slots__ = ()
@@ -194,7 +195,7 @@ class Alarm(Generic[I]):
         raise NotImplementedError
 
     async def start(self, dispatch: Any, /) -> None:
-        """The same wait as a coroutine, for a runner with no loop timers (trio)."""
+        """The same wait as a coroutine, for a host that runs controllers itself (a machine does not call it)."""
         left = self.seconds_left()  # asked as the asyncio path asks: at the start, then as each wait ends
         if left > 0:
             async with parked():

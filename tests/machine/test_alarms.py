@@ -115,3 +115,10 @@ async def test_many_alarms_cancelled_before_their_time_leave_the_others_on_time(
             await m.until(lambda state: state.count == 1)
         assert m.running_keys() == ("job:later",)
     assert [event.key for event in timeline.of(EffectCompleted)] == ["job:early"]
+
+
+async def test_an_alarm_run_as_a_coroutine_waits_the_same_way() -> None:
+    # What a host that runs controllers itself gets from start(): the wait, asked again as each wait ends.
+    ring, dispatched = Ring([0.001, 0.001]), list[Input]()
+    await ring.start(dispatched.append)
+    assert (dispatched, ring.asked) == ([Inc()], 3)
