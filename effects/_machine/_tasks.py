@@ -141,6 +141,27 @@ _KEPT_HOSTS = 2
 """Hosts kept waiting for a run: a turn's model call holds one while its tool calls step inline on the other."""
 
 
+def ring(
+    run: EffectRun[Any], alarm: Alarm[Any], starting: bool, wait: Callable[[EffectRun[Any], Alarm[Any], float], None]
+) -> None:
+    """Ask ``alarm`` the time left: wait it out (``wait(run, alarm, seconds)`` rings again then; the run is parked
+    from its start until it fires), or, once the time has come, fire it. Its firing, or raising, is the run's end."""
+    try:
+        left = alarm.seconds_left()
+        if left > 0:
+            if starting:
+                run.park(1)
+            wait(run, alarm, left)
+            return
+        if not starting:
+            run.park(-1)
+        alarm.fire(run)
+    except Exception as error:
+        run.host.run_ended(run, error)
+    else:
+        run.host.run_ended(run, None)
+
+
 class AsyncioRuns:
     """Runs effects on the running asyncio loop: inline first, a host task once one suspends."""
 
@@ -153,7 +174,7 @@ class AsyncioRuns:
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
         """Run ``controller.start(run)`` inline until it ends or first suspends; an :class:`Alarm` on a loop timer."""
         if isinstance(controller, Alarm):
-            self._ring(run, controller, True)
+            ring(run, controller, True, self._wait_alarm)
             return
         coro = controller.start(run)
         if type(coro) is not types.CoroutineType and not isinstance(coro, Coroutine):  # an ABC check costs more
@@ -196,22 +217,8 @@ class AsyncioRuns:
             if host.wake is not None and not host.wake.done():
                 host.wake.set_result(None)
 
-    def _ring(self, run: EffectRun[Any], alarm: Alarm[Any], starting: bool = False) -> None:
-        """Wait (parked) on a loop timer until ``alarm``'s time has come, then fire it: the run's end."""
-        try:
-            left = alarm.seconds_left()
-            if left > 0:
-                if starting:
-                    run.park(1)
-                run.handle = self.loop.call_later(left, self._ring, run, alarm)
-                return
-            if not starting:
-                run.park(-1)
-            alarm.fire(run)
-        except Exception as error:
-            run.host.run_ended(run, error)
-        else:
-            run.host.run_ended(run, None)
+    def _wait_alarm(self, run: EffectRun[Any], alarm: Alarm[Any], seconds: float) -> None:
+        run.handle = self.loop.call_later(seconds, ring, run, alarm, False, self._wait_alarm)
 
     def _new_host(self) -> _Host:
         host = _Host(self)
@@ -278,7 +285,7 @@ class TrioRuns:
         if isinstance(controller, Alarm):
             if self._alarms is None:
                 self._alarms = _TrioAlarms(self._trio, self._nursery)
-            self._alarms.ring(run, controller, True)
+            ring(run, controller, True, self._alarms.wait)
             return
         run.handle = scope = self._trio.CancelScope()
         self._nursery.start_soon(self._run, run, controller, scope, name=f"effect {run.key}")
@@ -336,27 +343,14 @@ class _TrioAlarms:
         self._scope: Any = None  # the sleeping task's scope, while it sleeps
         nursery.start_soon(self._sleep, name="effect alarms")
 
-    def ring(self, run: EffectRun[Any], alarm: Alarm[Any], starting: bool = False) -> None:
-        """Wait (parked) until ``alarm``'s time has come, then fire it: the run's end (as under asyncio)."""
-        try:
-            left = alarm.seconds_left()
-            if left > 0:
-                if starting:
-                    run.park(1)
-                at = self._trio.current_time() + left
-                run.handle = entry = [at, next(self._order), run, alarm]
-                heapq.heappush(self._heap, entry)
-                scope = self._scope
-                if scope is not None and at < scope.deadline:
-                    scope.deadline = at
-                return
-            if not starting:
-                run.park(-1)
-            alarm.fire(run)
-        except Exception as error:
-            run.host.run_ended(run, error)
-        else:
-            run.host.run_ended(run, None)
+    def wait(self, run: EffectRun[Any], alarm: Alarm[Any], seconds: float) -> None:
+        """Ring ``alarm`` again in ``seconds`` (see :func:`ring`)."""
+        at = self._trio.current_time() + seconds
+        run.handle = entry = [at, next(self._order), run, alarm]
+        heapq.heappush(self._heap, entry)
+        scope = self._scope
+        if scope is not None and at < scope.deadline:
+            scope.deadline = at
 
     def drop(self, entry: list[Any]) -> None:
         """Forget the alarm of ``entry`` (its run was cancelled)."""
@@ -377,7 +371,7 @@ class _TrioAlarms:
                 if run is None:
                     self._dropped -= 1
                 else:
-                    self.ring(run, alarm)
+                    ring(run, alarm, False, self.wait)
             with trio.CancelScope(deadline=heap[0][0] if heap else math.inf) as scope:
                 self._scope = scope
                 await trio.sleep_forever()
