@@ -1,7 +1,7 @@
 """The ``wait-until`` effect: sleep on the session's clock, then ``timer-fired``.
 
 On a clock that follows the event loop's (the system clock) it is an
-:class:`~effects._machine.Alarm`: under asyncio a loop timer alone, with no
+:class:`~effects.Alarm`: under asyncio a loop timer alone, with no
 coroutine, so the turn's deadline, waiting through every turn of every
 session, costs a session one timer. The clock raising is a bug in the clock:
 it propagates and stops the session.

@@ -171,7 +171,7 @@ def sleep(seconds: float) -> Generator[Any, None, None]:
 
 class Alarm(Generic[I]):
     """A controller that waits, parked, until :meth:`seconds_left` is no longer positive, then calls
-    :meth:`fire`: a timer as an effect (a turn's deadline waits this way for most of an hour, every turn).
+    :meth:`fire`: a timer as an effect (a turn's deadline waits this way through every turn).
 
     Under asyncio the machine runs it with a loop timer alone: no coroutine,
     no context, no task, so a session in a crowd holds few objects for it

@@ -9,7 +9,7 @@ bound to the current task (a cancel scope, ``asyncio.timeout``, a deadline)
 stays valid, because the same task carries on. Each run has a context of its
 own, as a task would. A run waiting only for the loop's clock (``_runs.sleep``)
 holds a loop timer instead of a task, and is stepped inline again when it fires;
-an :class:`~effects._machine.Alarm` is a loop timer alone, with no coroutine.
+an :class:`~effects.Alarm` is a loop timer alone, with no coroutine.
 A host whose run ended waits for the next one (two are kept), so a turn makes
 no task of its own once its session has run one.
 
