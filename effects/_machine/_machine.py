@@ -40,7 +40,8 @@ from ._events import (
 )
 from ._protocols import Controller, Journal, OnLoop
 from ._runs import EffectRun
-from ._tasks import AsyncioRuns, TrioRuns, call_soon_threadsafe, reraise_single
+from ._tasks import AsyncioRuns, call_soon_threadsafe, reraise_single
+from ._trio import TrioRuns
 
 S = TypeVar("S")
 I = TypeVar("I")  # noqa: E741 - the input type

@@ -4,7 +4,7 @@ that only waits for a time.
 
 A run is cancelled by key with a reason, and a cancelled run's later
 dispatches are dropped. How a run is carried, inline or in a task, under
-asyncio or trio, is ``_tasks``.
+asyncio or trio, is ``_tasks`` and ``_trio``.
 """
 
 from __future__ import annotations
@@ -203,3 +203,24 @@ class Alarm(Generic[I]):
                     await sleep(left)
                     left = self.seconds_left()
         self.fire(dispatch)
+
+
+def ring(
+    run: EffectRun[Any], alarm: Alarm[Any], starting: bool, wait: Callable[[EffectRun[Any], Alarm[Any], float], None]
+) -> None:
+    """Ask ``alarm`` the time left: wait it out (``wait(run, alarm, seconds)`` rings again then; the run is parked
+    from its start until it fires), or, once the time has come, fire it. Its firing, or raising, is the run's end."""
+    try:
+        left = alarm.seconds_left()
+        if left > 0:
+            if starting:
+                run.park(1)
+            wait(run, alarm, left)
+            return
+        if not starting:
+            run.park(-1)
+        alarm.fire(run)
+    except Exception as error:
+        run.host.run_ended(run, error)
+    else:
+        run.host.run_ended(run, None)
