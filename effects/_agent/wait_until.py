@@ -19,7 +19,12 @@ async def wait_until(ctx: EffectContext, eff: WaitUntil, dispatch: Dispatch[Agen
     """Sleep (parked: the session counts as settled meanwhile) until ``eff.at``, then dispatch ``timer-fired``."""
     async with parked():
         await ctx.clock.sleep_until(eff.at)
-    dispatch(TimerFired(timestamp=ctx.stamp(at_least=eff.at)))
+    dispatch(_fired(ctx, eff))
+
+
+def _fired(ctx: EffectContext, eff: WaitUntil) -> TimerFired:
+    """The ``timer-fired`` of ``eff``, stamped no earlier than its time."""
+    return TimerFired(timestamp=ctx.stamp(at_least=eff.at))
 
 
 class WaitUntilAlarm(Alarm[AgentInput]):
@@ -34,7 +39,7 @@ class WaitUntilAlarm(Alarm[AgentInput]):
         return (self.eff.at - self.ctx.clock.now_ms()) / 1000
 
     def fire(self, dispatch: Dispatch[AgentInput], /) -> None:
-        dispatch(TimerFired(timestamp=self.ctx.stamp(at_least=self.eff.at)))
+        dispatch(_fired(self.ctx, self.eff))
 
     def __repr__(self) -> str:
         return f"<agent effect {self.eff!r}>"

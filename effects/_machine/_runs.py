@@ -18,6 +18,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import anyio
 
+from ._protocols import Dispatch
+
 I = TypeVar("I")  # noqa: E741 - the input type
 
 logger = logging.getLogger("effects.machine")
@@ -190,11 +192,11 @@ class Alarm(Generic[I]):
         """How long to wait still; 0 or less once the time has come."""
         raise NotImplementedError
 
-    def fire(self, dispatch: Any, /) -> None:
+    def fire(self, dispatch: Dispatch[I], /) -> None:
         """The time has come: dispatch what it means (``dispatch`` is the run's :class:`~effects.Dispatch`)."""
         raise NotImplementedError
 
-    async def start(self, dispatch: Any, /) -> None:
+    async def start(self, dispatch: Dispatch[I], /) -> None:
         """The same wait as a coroutine, for a host that runs controllers itself (a machine does not call it)."""
         left = self.seconds_left()  # asked as the asyncio path asks: at the start, then as each wait ends
         if left > 0:

@@ -119,6 +119,23 @@ async def test_many_alarms_cancelled_before_their_time_leave_the_others_on_time(
 
 async def test_an_alarm_run_as_a_coroutine_waits_the_same_way() -> None:
     # What a host that runs controllers itself gets from start(): the wait, asked again as each wait ends.
-    ring, dispatched = Ring([0.001, 0.001]), list[Input]()
-    await ring.start(dispatched.append)
-    assert (dispatched, ring.asked) == ([Inc()], 3)
+    ring, dispatched = Ring([0.001, 0.001]), Collected()
+    await ring.start(dispatched)
+    assert (dispatched.inputs, ring.asked) == ([Inc()], 3)
+
+
+class Collected:
+    """A :class:`~effects.Dispatch` of a host of its own: keeps what it is given."""
+
+    def __init__(self) -> None:
+        self.inputs: list[Input] = []
+
+    def __call__(self, inp: Input, /) -> None:
+        self.inputs.append(inp)
+
+    async def dispatch_committed(self, inp: Input, /) -> bool:
+        self.inputs.append(inp)
+        return True
+
+    def emit(self, event: object, /) -> None:
+        """Nobody listens."""
