@@ -170,7 +170,7 @@ async def test_a_tool_bounding_calls_of_its_own_goes_on_after_their_timeouts(out
 
 
 async def test_a_hanging_turn_ends_at_its_deadline_on_the_wall_clock() -> None:
-    # Under asyncio the deadline is a loop timer alone (an alarm); under trio a task sleeping. Either way the
+    # Under asyncio the deadline is a loop timer alone (an alarm); under trio an entry in the alarms' heap. Either way the
     # session counts as settled while the deadline waits, and the turn ends when it passes.
     entered = anyio.Event()
 
