@@ -20,7 +20,7 @@ async def ask_model(
     if timeout is None:
         return await answering.complete(context, on_text)
     reply = await run_until(  # final: nothing after it waits (under trio the timeout may cancel the effect's scope)
-        ctx.clock, ctx.clock.now_ms() + timeout, lambda: answering.complete(context, on_text), final=True
+        ctx.clock, ctx.clock.now_ms() + timeout, answering.complete, context, on_text, final=True
     )
     if reply is TIMED_OUT:
         raise ModelError(f"the model did not answer within {timeout} ms", retryable=True)

@@ -5,7 +5,9 @@
 * Under asyncio a deadline is an entry in a table kept per event loop, with
   one loop timer for the earliest entry: entering and leaving a deadline adds
   and removes the entry (:func:`deadline_after`), much cheaper than a cancel
-  scope per call. When a deadline passes its task is cancelled and leaving
+  scope per call. ``run_until`` makes the entry only once its call first
+  suspends: a call that ends in its first step (an instant tool, a model
+  answering at once) cannot outlive a deadline, and costs none. When a deadline passes its task is cancelled and leaving
   the block swallows that cancellation, exactly as a cancel scope does; a
   cancellation from anyone else (the machine cancelling the effect) still
   propagates. An effect stepped inline runs in the task that carries it on if
@@ -27,8 +29,9 @@ from __future__ import annotations
 import asyncio
 import enum
 import math
+import types
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from types import TracebackType
@@ -69,35 +72,55 @@ TIMED_OUT = TimedOut.TIMED_OUT
 
 
 async def run_until(
-    clock: Clock, deadline: int, call: Callable[[], Awaitable[T]], *, final: bool = False
+    clock: Clock, deadline: int, call: Callable[..., Awaitable[T]], *args: Any, final: bool = False
 ) -> T | TimedOut:
-    """Run ``call()`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
+    """Run ``call(*args)`` until it returns or ``clock`` reaches ``deadline``: its result, or :data:`TIMED_OUT`.
 
     The deadline waits without parking: work running against a deadline must
     not look idle to ``settled()``. A clock with ``scope_until`` (both clocks
     here) cancels at the time by itself; any other races a waiting task.
     ``final``: the call is the last wait of an effect's own task (nothing in
     the task waits after it); under trio the deadline may then cancel the
-    effect's own scope instead of one of its own (see :class:`final_wait`).
+    effect's own scope instead of one of its own (see :class:`final_wait`). The arguments are passed on rather
+    than bound in a closure: every model and tool call comes here, and a closure is objects for the collector.
     """
     loop = asyncio._get_running_loop()
     if loop is not None and getattr(clock, "loop_deadlines", False):
-        # The common case, kept short: under asyncio the wall clock's deadline is an entry in the loop's table.
+        # The common case: under asyncio the wall clock's deadline is an entry in the loop's table, made only for
+        # a call that suspends. Its first step runs here with none: most calls end there (an instant tool, a
+        # model answering at once), and none of them can outlive a deadline without suspending.
+        awaitable = call(*args)
+        if type(awaitable) is types.CoroutineType:
+            try:
+                yielded = awaitable.send(None)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+            awaitable = _carry_on(awaitable, yielded)
         with _in_table(loop, max(0, deadline - clock.now_ms()) / 1000):
-            return await call()
+            return await awaitable
         return TIMED_OUT  # the block swallowed the deadline's cancellation
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is not None:
         with (final and last_wait_deadline(clock, deadline)) or scope_until(deadline):
-            return await call()
+            return await call(*args)
         return TIMED_OUT
+    return await _race(clock, deadline, call, *args)
+
+
+async def _race(clock: Clock, deadline: int, call: Callable[..., Awaitable[T]], *args: Any) -> T | TimedOut:
+    """``run_until`` on a clock that cannot cancel at a time by itself: the call races a task waiting for it.
+
+    (A function of its own: the variables its tasks share are cells, which ``run_until`` would otherwise make
+    on every call.)
+    """
     wait: Callable[[int], Awaitable[None]] = getattr(clock, "wait_until", clock.sleep_until)
     results: list[T] = []
     try:
         async with anyio.create_task_group() as group:
 
             async def first() -> None:
-                results.append(await call())
+                results.append(await call(*args))
                 group.cancel_scope.cancel("finished before the deadline")
 
             async def watch() -> None:
@@ -109,6 +132,30 @@ async def run_until(
     except BaseExceptionGroup as group_error:
         reraise_single(group_error)  # the call's own error (a ModelError stays retryable), not a group
     return results[0] if results else TIMED_OUT
+
+
+@types.coroutine
+def _carry_on(coro: Coroutine[Any, Any, T], yielded: Any) -> Generator[Any, Any, T]:
+    """The rest of ``coro``, which yielded ``yielded`` at its first step: awaited, it does what ``await coro``
+    would have done from there (what the task sends or throws goes to ``coro``, what ``coro`` yields to the task)."""
+    while True:
+        try:
+            sent = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as error:  # a cancellation, thrown in by the task
+            try:
+                yielded = coro.throw(error)
+            except StopIteration as done:
+                result: T = done.value
+                return result
+        else:
+            try:
+                yielded = coro.send(sent)
+            except StopIteration as done:
+                result = done.value
+                return result
 
 
 # -- the last wait of an effect ------------------------------------------------------------------

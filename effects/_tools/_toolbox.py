@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 import anyio
 
 from agent_core import ToolDefinition, ToolFailure, not_registered
 
-from .._clock import TIMED_OUT, Clock, run_until, take_final
+from .._clock import TIMED_OUT, Clock, TimedOut, run_until, take_final
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import PerLoop, ToolLimits, truncated, writable
@@ -84,47 +84,35 @@ class Toolbox:
         found = self._tools.get(name)
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools), code="not-registered")
-        timeout = found.definition.timeout_ms or self.limits.timeout_ms
-        if timeout is None:
-            outcome = await self._attempt(found, arguments, tool_call_id, resumption)
+        # An async or inline tool's attempt is awaited as it is: no coroutine of this toolbox's in between.
+        attempt: Callable[..., Awaitable[ToolOutcome]]
+        args: tuple[Any, ...]
+        if found.is_async or found.inline:
+            attempt, args = found.attempt, (arguments, tool_call_id, resumption)
         else:
-            outcome = await self._with_timeout(found, arguments, tool_call_id, resumption, clock, timeout, final)
+            attempt, args = self._in_thread, (found, arguments, tool_call_id, resumption)
+        timeout = found.definition.timeout_ms or self.limits.timeout_ms
+        outcome: ToolOutcome | TimedOut
+        if timeout is None:
+            outcome = await attempt(*args)
+        else:
+            outcome = await run_until(clock, clock.now_ms() + timeout, attempt, *args, final=final)
+            if outcome is TIMED_OUT:
+                await found.timed_out(tool_call_id, timeout)
+                return ToolFailure(
+                    error=_messages.timed_out(found.name, tool_call_id, timeout, found.definition.idempotent),
+                    code="timeout",
+                )
         if isinstance(outcome, InputRequired | TaskCreated):
             return checked(outcome, name, tool_call_id)
         return truncated(writable(outcome), self.limits.max_result_chars)
 
-    async def _attempt(
+    async def _in_thread(
         self, found: Tool[..., Any], arguments: str, tool_call_id: str, resumption: Resumption | None
     ) -> ToolOutcome:
-        """One attempt; a sync tool's thread comes from this toolbox's share, then from the process's."""
-        if found.is_async or found.inline:
-            return await found.attempt(arguments, tool_call_id, resumption)
+        """One attempt of a sync tool: its thread comes from this toolbox's share, then from the process's."""
         own, shared = self._threads.current(), process_threads()
         if shared is None:
             return await found.attempt(arguments, tool_call_id, resumption, threads=own)
         async with Slots((own,)):
             return await found.attempt(arguments, tool_call_id, resumption, threads=shared)
-
-    async def _with_timeout(
-        self,
-        found: Tool[..., Any],
-        arguments: str,
-        tool_call_id: str,
-        resumption: Resumption | None,
-        clock: Clock,
-        timeout_ms: int,
-        final: bool,
-    ) -> ToolOutcome:
-        outcome = await run_until(
-            clock,
-            clock.now_ms() + timeout_ms,
-            lambda: self._attempt(found, arguments, tool_call_id, resumption),
-            final=final,
-        )
-        if outcome is TIMED_OUT:
-            await found.timed_out(tool_call_id, timeout_ms)
-            return ToolFailure(
-                error=_messages.timed_out(found.name, tool_call_id, timeout_ms, found.definition.idempotent),
-                code="timeout",
-            )
-        return outcome

@@ -62,6 +62,36 @@ async def test_a_tool_past_its_timeout_is_stopped_and_the_session_goes_on() -> N
     recorder.assert_replays_to(state)
 
 
+async def test_a_tool_stopped_by_its_timeout_is_cancelled_inside_after_it_first_waited() -> None:
+    """A call gets its deadline once it first waits (before that it cannot outlive one); the deadline's
+    cancellation then reaches the tool's own code as it passes, however many times the tool waited before."""
+    ended: list[str] = []
+
+    @tool(timeout_ms=20)
+    async def slow() -> str:
+        """Waits a little, several times, then forever."""
+        for _ in range(3):
+            await anyio.sleep(0)
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            ended.append("cancelled")  # as the deadline passed (not closed later, when the call was dropped)
+            raise
+        return ""
+
+    model = ScriptedModel([call_tools(("slow", {})), say("it timed out")])
+    async with agent_on_the_wall_clock(model, [slow]).running() as session:
+        session.send("go")
+        with anyio.fail_after(10):
+            await session.settled()
+        state = session.state
+
+    assert ended == ["cancelled"]
+    failure = results(state)["call-1"]
+    assert isinstance(failure, ToolFailure) and failure.code == "timeout"
+    assert state.last_outcome is not None and state.last_outcome.kind == "completed"
+
+
 async def test_a_model_past_its_timeout_fails_retryable_and_the_retry_answers() -> None:
     calls: list[int] = []
 
