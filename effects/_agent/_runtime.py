@@ -202,13 +202,16 @@ class AgentRuntime:
         a resume), so it is left to it.
         """
         fresh = _runnable(after)
-        if fresh:
-            earlier = _runnable(before)
-            fresh = [call_id for call_id in fresh if call_id not in earlier]
         if not fresh:
             return []
-        at = self.stamp(after.timestamp)
-        return [ToolCallStarted(timestamp=at, tool_call_id=call_id) for call_id in fresh]
+        earlier = _runnable(before)
+        at = 0
+        started: list[AgentInput] = []
+        for call_id in fresh:  # a loop: on 3.11 a comprehension here would make cells on every batch
+            if call_id not in earlier:
+                at = at or self.stamp(after.timestamp)
+                started.append(ToolCallStarted(timestamp=at, tool_call_id=call_id))
+        return started
 
     def run_effect(self, eff: Effect, state: AgentState, key: str) -> Controller[AgentInput]:
         """The controller that runs ``eff`` (derived from ``state`` under ``key``) with its kind's handler; a
@@ -250,10 +253,13 @@ def _runnable(state: AgentState) -> list[str]:
     if turn is None or not turn.open_call_ids:
         return []
     calls = state.tool_calls
-    if all(calls[call_id].status != "pending" for call_id in turn.open_call_ids):
-        return []
-    return [
-        eff.tool_call_id
-        for eff in effects_at(state).values()
-        if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending"
-    ]
+    runnable: list[str] = []
+    for call_id in turn.open_call_ids:
+        if calls[call_id].status == "pending":
+            break
+    else:
+        return runnable
+    for eff in effects_at(state).values():  # loops: on 3.11 a comprehension here would make cells on every batch
+        if isinstance(eff, CallTool) and calls[eff.tool_call_id].status == "pending":
+            runnable.append(eff.tool_call_id)
+    return runnable

@@ -55,16 +55,13 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
     own = ctx.stored_id or state.session_id
     lineage = state.config.lineage
     root = lineage.root_session_id if lineage else own
-
-    async def report(spend: Spend) -> bool:
-        return await dispatch.dispatch_committed(ChildSpent(timestamp=ctx.stamp(), tool_call_id=call_id, spent=spend))
-
+    call = _Call(ctx, dispatch, call_id)
     caller = Caller(
         own,
         root,
         ctx.store,
-        lambda: ctx.call_open(call_id),
-        report,
+        call.open,
+        call.report,
         reported=(record.child_spent if record is not None else None) or NOTHING_SPENT,
         budget_pool=state.config.budget_pool,
         pools=ctx.budget_pools,
@@ -86,6 +83,22 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
                     eff.name, eff.parameters, call_id, ctx.clock, Resumption(task_id=outcome.task_id)
                 )
     dispatch(_reported(ctx, eff.name, call_id, outcome))
+
+
+class _Call:
+    """One tool call as its :class:`Caller` sees it: whether it is still open, and what its child reports."""
+
+    __slots__ = ("ctx", "dispatch", "tool_call_id")
+
+    def __init__(self, ctx: EffectContext, dispatch: Dispatch[AgentInput], tool_call_id: str) -> None:
+        self.ctx, self.dispatch, self.tool_call_id = ctx, dispatch, tool_call_id
+
+    def open(self) -> bool:
+        return self.ctx.call_open(self.tool_call_id)
+
+    async def report(self, spend: Spend) -> bool:
+        spent = ChildSpent(timestamp=self.ctx.stamp(), tool_call_id=self.tool_call_id, spent=spend)
+        return await self.dispatch.dispatch_committed(spent)
 
 
 def _resumption(record: ToolCallRecord | None) -> Resumption | None:

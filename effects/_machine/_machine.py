@@ -462,17 +462,21 @@ class Machine(Generic[S, I, E]):
                     applied = {id(accepted) for accepted, _ in result.accepted}
                 waiter.set_result(id(inp) in applied)
         if result.rejected and not stopping:
-            # An input sent with dispatch_committed is not checked: its effect hears the refusal and decides.
-            origins = {id(inp): run for inp, run, waiter in batch if run is not None and waiter is None}
+            self._refused(result, batch)
 
-            def origin(inp: I) -> str | None:
-                run = origins.get(id(inp))
-                return run.key if run is not None and not run.cancelled else None
+    def _refused(self, result: StepResult[S, I, E], batch: list[Entry]) -> None:
+        """Stop on an input an effect sent that was refused while the state still derives the effect."""
+        # An input sent with dispatch_committed is not checked: its effect hears the refusal and decides.
+        origins = {id(inp): run for inp, run, waiter in batch if run is not None and waiter is None}
 
-            derived = {*self._core.running_keys(), *self._core.ended_keys()}
-            stuck = stuck_effect(result.rejected, origin, derived)
-            if stuck is not None:
-                raise stuck
+        def origin(inp: I) -> str | None:
+            run = origins.get(id(inp))
+            return run.key if run is not None and not run.cancelled else None
+
+        derived = {*self._core.running_keys(), *self._core.ended_keys()}
+        stuck = stuck_effect(result.rejected, origin, derived)
+        if stuck is not None:
+            raise stuck
 
     def _start(self, key: str, eff: E, state: S) -> None:
         """Start ``eff`` under ``key``. ``run_effect`` raising is the effect failing: reported, then raised."""

@@ -65,7 +65,9 @@ class Signature:
         if self.model_parameter is not None:
             kwargs: dict[str, Any] = {self.model_parameter: validated}
         else:
-            kwargs = {name: getattr(validated, name) for name in self.field_names}
+            kwargs = {}
+            for name in self.field_names:  # a loop: on 3.11 a comprehension here would make a cell on every call
+                kwargs[name] = getattr(validated, name)
         if self.takes_call_id:
             kwargs[CALL_ID_PARAMETER] = tool_call_id
         return kwargs
