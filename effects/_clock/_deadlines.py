@@ -5,9 +5,7 @@
 * Under asyncio a deadline is an entry in a table kept per event loop, with
   one loop timer for the earliest entry: entering and leaving a deadline adds
   and removes the entry (:func:`deadline_after`), much cheaper than a cancel
-  scope per call. ``run_until`` makes the entry only once its call first
-  suspends: a call that ends in its first step (an instant tool, a model
-  answering at once) cannot outlive a deadline, and costs none. When a deadline passes its task is cancelled and leaving
+  scope per call. When a deadline passes its task is cancelled and leaving
   the block swallows that cancellation, exactly as a cancel scope does; a
   cancellation from anyone else (the machine cancelling the effect) still
   propagates. An effect stepped inline runs in the task that carries it on if
@@ -18,6 +16,9 @@
   deadline is an entry in a table kept per trio run (one system task sleeps
   until the earliest) that cancels the effect's own scope, which then stays
   cancelled; the machine fails an effect that waits again after that.
+* :func:`run_until` makes a call's deadline (any of these) only once the
+  call first suspends: a call that ends in its first step (an instant tool, a
+  model answering at once) cannot outlive a deadline, and costs none.
 * The turn's deadline and retry backoffs are ``wait-until`` effects: on the
   system clock each is an :class:`~effects.Alarm`: under asyncio a loop timer
   alone (no coroutine, no task), under trio an entry in the heap of the one
@@ -84,28 +85,50 @@ async def run_until(
     effect's own scope instead of one of its own (see :class:`final_wait`). The arguments are passed on rather
     than bound in a closure: every model and tool call comes here, and a closure is objects for the collector.
     """
+    # A deadline that is an entry in a table (asyncio's, or under trio the one that cancels the effect's own scope)
+    # is made only for a call that suspends: the call's first step runs with none. Most calls end there (an
+    # instant tool, a model answering at once), and none can outlive a deadline without suspending.
     loop = asyncio._get_running_loop()
-    if loop is not None and getattr(clock, "loop_deadlines", False):
-        # The common case: under asyncio the wall clock's deadline is an entry in the loop's table, made only for
-        # a call that suspends. Its first step runs here with none: most calls end there (an instant tool, a
-        # model answering at once), and none of them can outlive a deadline without suspending.
-        awaitable = call(*args)
-        if type(awaitable) is types.CoroutineType:
-            try:
-                yielded = awaitable.send(None)
-            except StopIteration as done:
-                result: T = done.value
+    if loop is not None:
+        if getattr(clock, "loop_deadlines", False):
+            ended, rest = _first_step(call, args)
+            if ended:
+                result: T = rest
                 return result
-            awaitable = _carry_on(awaitable, yielded)
-        with _in_table(loop, max(0, deadline - clock.now_ms()) / 1000):
-            return await awaitable
-        return TIMED_OUT  # the block swallowed the deadline's cancellation
+            with _in_table(loop, max(0, deadline - clock.now_ms()) / 1000):
+                result = await rest
+                return result
+            return TIMED_OUT  # the block swallowed the deadline's cancellation
+    elif final and getattr(type(clock), "loop_deadlines", False):
+        run = current_run()
+        if run is not None:  # under trio, an effect's last call: its deadline cancels the effect's own scope
+            ended, rest = _first_step(call, args)
+            if ended:
+                result = rest
+                return result
+            with last_call_deadline(run, max(0, deadline - clock.now_ms()) / 1000):
+                result = await rest
+                return result
+            return TIMED_OUT
     scope_until = getattr(clock, "scope_until", None)
-    if scope_until is not None:
-        with (final and last_wait_deadline(clock, deadline)) or scope_until(deadline):
-            return await call(*args)
-        return TIMED_OUT
-    return await _race(clock, deadline, call, *args)
+    if scope_until is None:
+        return await _race(clock, deadline, call, *args)
+    with scope_until(deadline):  # a cancel scope: entered before the call, since scopes nest
+        return await call(*args)
+    return TIMED_OUT
+
+
+def _first_step(call: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> tuple[bool, Any]:
+    """Start ``call(*args)`` and run it to its first suspension: ``(True, its result)`` when it ended there,
+    else ``(False, an awaitable of the rest)``."""
+    awaitable = call(*args)
+    if type(awaitable) is not types.CoroutineType:
+        return False, awaitable
+    try:
+        yielded = awaitable.send(None)
+    except StopIteration as done:
+        return True, done.value
+    return False, _carry_on(awaitable, yielded)
 
 
 async def _race(clock: Clock, deadline: int, call: Callable[..., Awaitable[T]], *args: Any) -> T | TimedOut:
@@ -190,17 +213,6 @@ def take_final() -> bool:
         return False
     _FINAL.set(False)  # final_wait's exit restores what was there before it
     return True
-
-
-def last_wait_deadline(clock: Clock, deadline: int) -> AbstractContextManager[object] | None:
-    """The deadline block of an effect's last wait under trio on a clock whose deadlines are the loop's (:class:`SystemClock`); ``None``: use the clock's own
-    (under asyncio, on another clock, outside an effect run)."""
-    if asyncio._get_running_loop() is not None:
-        return None
-    run = current_run()
-    if run is None or not getattr(type(clock), "loop_deadlines", False):
-        return None
-    return last_call_deadline(run, max(0, deadline - clock.now_ms()) / 1000)
 
 
 # -- asyncio: a table per loop -------------------------------------------------------------------
