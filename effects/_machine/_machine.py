@@ -347,10 +347,9 @@ class Machine(Generic[S, I, E]):
 
         try:
             async with trio.open_nursery() as nursery:
-                self._runner = TrioRuns(nursery)
-                wake = trio.Event()
-                self._flush_soon = wake.set
-                nursery.start_soon(self._trio_flushes, wake)
+                self._runner = runs = TrioRuns(nursery)
+                self._flush_soon = runs.flush_soon
+                nursery.start_soon(runs.flushes, self._flush, name="effect machine flushes")
                 try:
                     async with self._run_block() as machine:
                         yield machine
@@ -358,16 +357,6 @@ class Machine(Generic[S, I, E]):
                     nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             reraise_single(group)
-
-    async def _trio_flushes(self, wake: Any) -> None:
-        """Under trio, the task that runs the flushes: woken by ``_flush_soon`` (a fresh event each time)."""
-        import trio
-
-        while True:
-            await wake.wait()
-            wake = trio.Event()
-            self._flush_soon = wake.set
-            self._flush()
 
     @asynccontextmanager
     async def _run_block(self) -> AsyncIterator[Machine[S, I, E]]:

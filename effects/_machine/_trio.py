@@ -7,7 +7,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ._protocols import Controller
@@ -28,6 +28,34 @@ class TrioRuns:
         self._trio = trio
         self._nursery = nursery
         self._alarms: _TrioAlarms | None = None
+        self._flusher: Any = None  # the flushes' task while it is parked, waiting to be woken
+        self._wake_pending = False  # woken while it was not parked: it flushes again at once
+
+    def flush_soon(self) -> None:
+        """Wake the flushes' task (see :meth:`flushes`)."""
+        task, self._flusher = self._flusher, None
+        if task is None:
+            self._wake_pending = True
+        else:
+            self._trio.lowlevel.reschedule(task)
+
+    async def flushes(self, flush: Callable[[], None]) -> None:
+        """The task that runs the machine's flushes: parked until :meth:`flush_soon` reschedules it (no event is
+        made per flush), then ``flush()``."""
+        lowlevel = self._trio.lowlevel
+
+        def abort(_: object) -> Any:
+            self._flusher = None
+            return lowlevel.Abort.SUCCEEDED
+
+        while True:
+            if self._wake_pending:
+                self._wake_pending = False
+                await lowlevel.checkpoint()
+            else:
+                self._flusher = lowlevel.current_task()
+                await lowlevel.wait_task_rescheduled(abort)
+            flush()
 
     def start(self, run: EffectRun[Any], controller: Controller[Any]) -> None:
         """Start ``controller.start(run)`` in a task of its own; an :class:`Alarm` waits in the alarms' task."""
