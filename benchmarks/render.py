@@ -22,7 +22,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "benchmarks.md"
 
 # The order of the page: the figures a user asks about first.
-ORDER = ("turn", "reducer", "growth", "store", "runner", "load", "adapters", "observe", "viewer", "workers")
+ORDER = ("turn", "instructions", "reducer", "growth", "store", "runner", "load", "adapters", "observe", "viewer", "workers")
 
 INTRO = """\
 # Benchmarks
