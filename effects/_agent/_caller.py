@@ -1,22 +1,26 @@
 """The session whose tool call is running: what a tool that starts a child session needs to know.
 
-``call_tool`` sets it around each call, on the effect's own task (and so for
-every task the tool starts): a tool reads it with :func:`calling_session`.
+``call_tool`` keeps a :class:`CallingSession` in its effect run while the
+toolbox runs the call (so it is there for every task the tool starts, which
+belong to the same run): a tool reads the :class:`Caller` with
+:func:`calling_session`, made the first time one asks (most tools never do:
+a tool call makes no caller, and sets no context variable).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar, Token
 from types import TracebackType
+from typing import Any
 
 import msgspec
 
-from agent_core import Spend
+from agent_core import AgentInput, AgentState, ChildSpent, Spend
 
-from .._machine import MachineEvent
+from .._machine import Dispatch, EffectRun, MachineEvent, current_run
 from .._money import BudgetPools
 from .._store import EventStore
+from ._context import EffectContext
 
 NOTHING_SPENT = Spend()
 
@@ -52,27 +56,68 @@ class Caller(msgspec.Struct, frozen=True):
     depth: int = 0
 
 
-_CALLER: ContextVar[Caller | None] = ContextVar("effects.calling_session", default=None)
+class CallingSession:
+    """The session that called a running tool call: ``with`` it around the toolbox's call, the call's effect run
+    keeps it (``run.local``), and :func:`calling_session` finds it there. The :class:`Caller` is made the first
+    time a tool asks for it. Outside a machine's run (a Temporal activity, where an agent tool's call runs as a
+    child workflow instead) there is no run to keep it, and no tool asks."""
 
+    __slots__ = ("_caller", "_run", "ctx", "dispatch", "state", "tool_call_id")
 
-class calling:  # lower case: used as ``with calling(caller):``
-    """``caller`` is the calling session while the block runs. (A class, not ``@contextmanager``: every tool
-    call enters one.)"""
-
-    __slots__ = ("_caller", "_token")
-
-    def __init__(self, caller: Caller) -> None:
-        self._caller = caller
+    def __init__(
+        self, ctx: EffectContext, dispatch: Dispatch[AgentInput], state: AgentState, tool_call_id: str
+    ) -> None:
+        self.ctx, self.dispatch, self.state, self.tool_call_id = ctx, dispatch, state, tool_call_id
+        self._caller: Caller | None = None
+        self._run: EffectRun[Any] | None = None
 
     def __enter__(self) -> None:
-        self._token: Token[Caller | None] = _CALLER.set(self._caller)
+        self._run = run = current_run()
+        if run is not None:
+            run.local = self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        _CALLER.reset(self._token)
+        if self._run is not None:
+            self._run.local = None
+
+    def caller(self) -> Caller:
+        """The calling session, as :class:`Caller` describes it."""
+        if self._caller is None:
+            state, ctx = self.state, self.ctx
+            # A fork is kept under a new id while its copied session-started keeps the old one: its children are
+            # its own.
+            own = ctx.stored_id or state.session_id
+            lineage = state.config.lineage
+            record = state.tool_calls.get(self.tool_call_id)
+            self._caller = Caller(
+                own,
+                lineage.root_session_id if lineage else own,
+                ctx.store,
+                self.open,
+                self.report,
+                reported=(record.child_spent if record is not None else None) or NOTHING_SPENT,
+                budget_pool=state.config.budget_pool,
+                pools=ctx.budget_pools,
+                publish=self.dispatch.emit,
+                depth=lineage.depth if lineage else 0,
+            )
+        return self._caller
+
+    def open(self) -> bool:
+        """Whether the call is still wanted (see :attr:`Caller.open`)."""
+        return self.ctx.call_open(self.tool_call_id)
+
+    async def report(self, spend: Spend) -> bool:
+        """Tell the calling session what the call's child has spent so far (see :attr:`Caller.report`)."""
+        spent = ChildSpent(timestamp=self.ctx.stamp(), tool_call_id=self.tool_call_id, spent=spend)
+        return await self.dispatch.dispatch_committed(spent)
 
 
 def calling_session() -> Caller | None:
-    """The session whose tool call is running here; ``None`` outside a tool call."""
-    return _CALLER.get()
+    """The session whose tool call is running here (the call's own effect run, or a task it started); ``None``
+    outside a tool call."""
+    run = current_run()
+    local = run.local if run is not None else None
+    return local.caller() if isinstance(local, CallingSession) else None

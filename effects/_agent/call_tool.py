@@ -15,8 +15,6 @@ from agent_core import (
     AgentInput,
     AgentState,
     CallTool,
-    ChildSpent,
-    Spend,
     ToolCallCompleted,
     ToolCallInputRequired,
     ToolCallRecord,
@@ -25,10 +23,9 @@ from agent_core import (
     ToolFailure,
 )
 
-from .._clock import final_wait
 from .._machine import Dispatch
 from .._tools import InputRequired, Resumption, TaskCreated, ToolOutcome
-from ._caller import NOTHING_SPENT, Caller, calling
+from ._caller import CallingSession
 from ._context import EffectContext
 
 
@@ -51,54 +48,18 @@ async def call_tool(ctx: EffectContext, eff: CallTool, state: AgentState, dispat
             return  # refused: the call is no longer pending (the turn ended meanwhile), so it must not run
     resumption = _resumption(record)
     following = resumption is not None and bool(resumption.task_id)
-    # A fork is kept under a new id while its copied session-started keeps the old one: its children are its own.
-    own = ctx.stored_id or state.session_id
-    lineage = state.config.lineage
-    root = lineage.root_session_id if lineage else own
-    call = _Call(ctx, dispatch, call_id)
-    caller = Caller(
-        own,
-        root,
-        ctx.store,
-        call.open,
-        call.report,
-        reported=(record.child_spent if record is not None else None) or NOTHING_SPENT,
-        budget_pool=state.config.budget_pool,
-        pools=ctx.budget_pools,
-        publish=dispatch.emit,
-        depth=lineage.depth if lineage else 0,
-    )
     async with ctx.tool_slot():  # over a bound, the call waits here, `running` in the state
-        with (
-            final_wait(),
-            calling(caller),
-        ):  # nothing below waits (under trio the timeout may cancel this effect's own scope)
-            outcome = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock, resumption)
-        if isinstance(outcome, TaskCreated) and not following:
-            created = ToolCallTaskCreated(timestamp=ctx.stamp(), tool_call_id=call_id, task_id=outcome.task_id)
-            if not await dispatch.dispatch_committed(created):
-                return  # refused: the turn ended meanwhile (its task is left to the remote side)
-            with final_wait(), calling(caller):
+        # The toolbox's call is this effect's last wait (under trio its timeout may cancel the effect's own scope).
+        with CallingSession(ctx, dispatch, state, call_id):
+            outcome = await ctx.toolbox.run(eff.name, eff.parameters, call_id, ctx.clock, resumption, final=True)
+            if isinstance(outcome, TaskCreated) and not following:
+                created = ToolCallTaskCreated(timestamp=ctx.stamp(), tool_call_id=call_id, task_id=outcome.task_id)
+                if not await dispatch.dispatch_committed(created):
+                    return  # refused: the turn ended meanwhile (its task is left to the remote side)
                 outcome = await ctx.toolbox.run(
-                    eff.name, eff.parameters, call_id, ctx.clock, Resumption(task_id=outcome.task_id)
+                    eff.name, eff.parameters, call_id, ctx.clock, Resumption(task_id=outcome.task_id), final=True
                 )
     dispatch(_reported(ctx, eff.name, call_id, outcome))
-
-
-class _Call:
-    """One tool call as its :class:`Caller` sees it: whether it is still open, and what its child reports."""
-
-    __slots__ = ("ctx", "dispatch", "tool_call_id")
-
-    def __init__(self, ctx: EffectContext, dispatch: Dispatch[AgentInput], tool_call_id: str) -> None:
-        self.ctx, self.dispatch, self.tool_call_id = ctx, dispatch, tool_call_id
-
-    def open(self) -> bool:
-        return self.ctx.call_open(self.tool_call_id)
-
-    async def report(self, spend: Spend) -> bool:
-        spent = ChildSpent(timestamp=self.ctx.stamp(), tool_call_id=self.tool_call_id, spent=spend)
-        return await self.dispatch.dispatch_committed(spent)
 
 
 def _resumption(record: ToolCallRecord | None) -> Resumption | None:

@@ -6,6 +6,6 @@ so tests inject a :class:`ManualClock` and nothing ever sleeps for real.
 """
 
 from ._clocks import Clock, ManualClock, SystemClock
-from ._deadlines import TIMED_OUT, TimedOut, final_wait, run_until, take_final
+from ._deadlines import TIMED_OUT, TimedOut, run_until
 
-__all__ = ["TIMED_OUT", "Clock", "ManualClock", "SystemClock", "TimedOut", "final_wait", "run_until", "take_final"]
+__all__ = ["TIMED_OUT", "Clock", "ManualClock", "SystemClock", "TimedOut", "run_until"]

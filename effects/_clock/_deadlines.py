@@ -11,7 +11,7 @@
   propagates. An effect stepped inline runs in the task that carries it on if
   it suspends (see ``effects._machine``), so its deadlines hold that task.
 * Under trio a deadline is trio's own cancel scope (trio interrupts a block
-  only through one), except on an effect's *last* call (:class:`final_wait`):
+  only through one), except on an effect's *last* call (``final``):
   the machine already runs each effect in a scope of its own, so that
   deadline is an entry in a table kept per trio run (one system task sleeps
   until the earliest) that cancels the effect's own scope, which then stays
@@ -34,7 +34,6 @@ import types
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from contextlib import AbstractContextManager
-from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -82,8 +81,11 @@ async def run_until(
     here) cancels at the time by itself; any other races a waiting task.
     ``final``: the call is the last wait of an effect's own task (nothing in
     the task waits after it); under trio the deadline may then cancel the
-    effect's own scope instead of one of its own (see :class:`final_wait`). The arguments are passed on rather
-    than bound in a closure: every model and tool call comes here, and a closure is objects for the collector.
+    effect's own scope instead of one of its own: when that deadline passes the scope stays cancelled, so the
+    effect must end without waiting again (the machine fails one that does). The agent's model call and the
+    toolbox's call of a tool for ``call-tool`` (``Toolbox.run(..., final=True)``) are such last waits; a tool's
+    own timed calls never are. The arguments are passed on rather than bound in a closure: every model and tool
+    call comes here, and a closure is objects for the collector.
     """
     # A deadline that is an entry in a table (asyncio's, or under trio the one that cancels the effect's own scope)
     # is made only for a call that suspends: the call's first step runs with none. Most calls end there (an
@@ -179,40 +181,6 @@ def _carry_on(coro: Coroutine[Any, Any, T], yielded: Any) -> Generator[Any, Any,
             except StopIteration as done:
                 result = done.value
                 return result
-
-
-# -- the last wait of an effect ------------------------------------------------------------------
-
-_FINAL: ContextVar[bool] = ContextVar("effects_final_wait", default=False)
-
-
-class final_wait:  # lower case: used as ``with final_wait():``
-    """``with final_wait():`` around the last wait of an effect's own task, a call to :meth:`Toolbox.run`.
-
-    Nothing in the task waits after it. :func:`take_final` hands that to the
-    one ``run_until`` the call makes (never to the tool's own code): under trio
-    its deadline may then cancel the effect's own scope instead of a scope of
-    its own. When that deadline passes the scope stays cancelled, so the
-    effect must end without waiting again; the machine fails one that does.
-    """
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> None:
-        self._token: Token[bool] = _FINAL.set(True)
-
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        _FINAL.reset(self._token)
-
-
-def take_final() -> bool:
-    """Whether the caller runs inside :class:`final_wait`; clears it, so the waits of what it calls are not final."""
-    if not _FINAL.get():
-        return False
-    _FINAL.set(False)  # final_wait's exit restores what was there before it
-    return True
 
 
 # -- asyncio: a table per loop -------------------------------------------------------------------

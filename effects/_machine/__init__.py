@@ -22,7 +22,7 @@ from ._events import (
 )
 from ._machine import DEFAULT_MAX_BACKLOG, Machine
 from ._protocols import Controller, Dispatch, Journal, OnLoop, Pending, effect
-from ._runs import Alarm, current_run, parked, sleep
+from ._runs import Alarm, EffectRun, current_run, parked, sleep
 from ._tasks import reraise_single
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "EffectCompleted",
     "EffectFailed",
     "EffectInputRefused",
+    "EffectRun",
     "EffectStarted",
     "InputReceived",
     "InputRejected",

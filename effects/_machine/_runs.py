@@ -57,9 +57,25 @@ class Host(Protocol[I]):
 
 
 class EffectRun(Generic[I]):
-    """One started effect: the :class:`~effects.Dispatch` its controller receives, and its bookkeeping."""
+    """One started effect: the :class:`~effects.Dispatch` its controller receives, and its bookkeeping.
 
-    __slots__ = ("cancelled", "context", "done", "effect", "handle", "host", "inline", "key", "loop_thread", "parked")
+    ``local`` is the effect's own: what its code keeps for the code it calls while it runs (found with
+    :func:`current_run`, from the run's tasks too); the machine never reads it.
+    """
+
+    __slots__ = (
+        "cancelled",
+        "context",
+        "done",
+        "effect",
+        "handle",
+        "host",
+        "inline",
+        "key",
+        "local",
+        "loop_thread",
+        "parked",
+    )
 
     def __init__(self, key: str, effect: object, host: Host[I]) -> None:
         self.key = key
@@ -72,6 +88,7 @@ class EffectRun(Generic[I]):
         self.cancelled = False
         self.done = False
         self.parked = 0
+        self.local: Any = None
 
     def __call__(self, inp: I, /) -> None:
         """Feed ``inp`` to the machine, unless this run was cancelled (then it is dropped)."""

@@ -15,7 +15,7 @@ from ._runs import _CURRENT, Alarm, EffectRun, ring
 
 DEADLINE_ESCAPED = (
     "the effect waited again after the deadline of its last call passed (under trio that deadline cancels the "
-    "effect's own scope: see effects._clock.final_wait), so it ended without its result"
+    "effect's own scope: see effects._clock.run_until), so it ended without its result"
 )
 
 

@@ -9,7 +9,7 @@ import anyio
 
 from agent_core import ToolDefinition, ToolFailure, not_registered
 
-from .._clock import TIMED_OUT, Clock, TimedOut, run_until, take_final
+from .._clock import TIMED_OUT, Clock, TimedOut, run_until
 from .._model import INTERNAL_TOOLS
 from . import _messages
 from ._limits import PerLoop, ToolLimits, truncated, writable
@@ -69,7 +69,14 @@ class Toolbox:
         return tuple(t.definition for t in self._tools.values())
 
     async def run(
-        self, name: str, arguments: str, tool_call_id: str, clock: Clock, resumption: Resumption | None = None
+        self,
+        name: str,
+        arguments: str,
+        tool_call_id: str,
+        clock: Clock,
+        resumption: Resumption | None = None,
+        *,
+        final: bool = False,
     ) -> ToolOutcome:
         """Run one attempt at a call to its end: an outcome, never an exception (cancellation aside).
 
@@ -79,8 +86,10 @@ class Toolbox:
         ``max_result_chars`` is cut, with a marker giving its full length.
         A tool that suspends the call (:class:`InputRequired`, :class:`TaskCreated`)
         is attempted again with a ``resumption``; each attempt has the timeout.
+        ``final``: nothing in the caller's effect waits after this call (the
+        agent's ``call-tool`` passes it), so under trio the timeout may cancel the
+        effect's own scope instead of one of its own (see ``effects._clock.run_until``).
         """
-        final = take_final()  # the caller's last wait (effects._clock.final_wait): this call, not the tool's own waits
         found = self._tools.get(name)
         if found is None:
             return ToolFailure(error=not_registered(name, tool_call_id, self._tools), code="not-registered")
