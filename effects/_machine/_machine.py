@@ -372,8 +372,13 @@ class Machine(Generic[S, I, E]):
             raise self._failure
 
     def _flush(self, start: bool = False) -> None:
-        """Apply the queue, batch after batch (at most :data:`BATCHES_PER_FLUSH`); then wake the waiters."""
-        self._flushing, self._in_flush = False, True
+        """Apply the queue, batch after batch (at most :data:`BATCHES_PER_FLUSH`); then wake the waiters.
+
+        ``_flushing`` stays set while it runs: what is queued meanwhile (by the effects it starts inline, by
+        subscribers) is applied by its own loop, with no other flush scheduled for it.
+        """
+        self._flushing = self._in_flush = True
+        again = False
         try:
             for _ in range(BATCHES_PER_FLUSH):
                 if not self._running or self._failure is not None or self._inflight is not None:
@@ -383,12 +388,14 @@ class Machine(Generic[S, I, E]):
                 start = False
                 self._apply_queue()
             else:
-                if self._queue and self._flush_soon is not None and self._inflight is None:
-                    self._flushing = True
-                    self._flush_soon()
+                again = bool(self._queue) and self._flush_soon is not None and self._inflight is None
         except Exception as error:
             self._fail(error)
+        self._flushing = again
         self._in_flush = False
+        if again:
+            assert self._flush_soon is not None
+            self._flush_soon()
         if self._waiters:
             self._wake_waiters()
 
