@@ -115,12 +115,19 @@ class ScriptedModel:
 
     def _finish(self, reply: ModelReply, context: LlmContext) -> ModelReply:
         calls = reply.tool_calls
-        if any(not call.id for call in calls):
-            calls = tuple(call if call.id else msgspec.structs.replace(call, id=self._new_id()) for call in calls)
+        for call in calls:
+            if not call.id:
+                calls = self._with_ids(calls)
+                break
         usage = reply.usage
         if self._estimate_usage and usage == Usage():
             usage = estimate_usage(context, reply)
+        if calls is reply.tool_calls and usage is reply.usage:
+            return reply  # a frozen reply that needs nothing more is delivered as it is
         return msgspec.structs.replace(reply, tool_calls=calls, usage=usage)
+
+    def _with_ids(self, calls: tuple[ModelToolCall, ...]) -> tuple[ModelToolCall, ...]:
+        return tuple(call if call.id else msgspec.structs.replace(call, id=self._new_id()) for call in calls)
 
     def _new_id(self) -> str:
         call_id = f"call-{self._next_id}"

@@ -169,7 +169,7 @@ class AgentRuntime:
 
     def new_message_id(self, kind: str, state: AgentState) -> str:
         """A message id from the id source, skipping ids ``state`` already uses (e.g. after a resume)."""
-        used, queued = state.message_index, {m.id for m in state.queued}
+        used, queued = state.message_index, {m.id for m in state.queued} if state.queued else ()
         message_id = self._ids.new_id(kind)
         while message_id in used or message_id in queued:
             message_id = self._ids.new_id(kind)
