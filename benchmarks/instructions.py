@@ -18,7 +18,10 @@ only around the measured turns (after imports and warm-up turns):
 * ``the reducer alone``: ``transition`` and ``effects_at`` over the inputs of
   the same turns, recorded beforehand;
 * ``agent-core, asyncio`` and ``agent-core, trio``: ``Agent`` in memory,
-  default timeouts and turn deadline.
+  default timeouts and turn deadline;
+* ``agent-core, asyncio, MemoryStore``: the same session journaled to a
+  ``MemoryStore`` (the journal's own work: encoding, the hash chain, the turn
+  digests, snapshots).
 
 Needs valgrind (Debian's ``valgrind`` package, which has ``callgrind_control``);
 without it the script says so and exits. Run ``python benchmarks/instructions.py``
@@ -48,6 +51,7 @@ CONTENDERS = {
     "reducer": "the reducer alone (no runner)",
     "asyncio": "agent-core, asyncio",
     "trio": "agent-core, trio",
+    "memory-store": "agent-core, asyncio, MemoryStore",
 }
 WARM_UP_TURNS = 20
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -117,7 +121,7 @@ def run_counted(name: str, turns: int) -> None:
     import turn
 
     from agent_core import effects_at, transition
-    from effects import Agent
+    from effects import Agent, MemoryStore, open_session
 
     if name == "hand":
 
@@ -131,7 +135,13 @@ def run_counted(name: str, turns: int) -> None:
         return
 
     async def session(recorded: list[Any] | None = None) -> None:
-        async with Agent(turn.turn_model(), tools=[turn.lookup], config=turn.CONFIG).running() as agent:
+        model, tools, config = turn.turn_model(), [turn.lookup], turn.CONFIG
+        running = (
+            open_session(MemoryStore(), "counted", model, tools=tools, config=config)
+            if name == "memory-store"
+            else Agent(model, tools=tools, config=config).running()
+        )
+        async with running as agent:
             for n in range(WARM_UP_TURNS):
                 agent.send(f"warm-up {n}")
                 await agent.turn_done()
@@ -156,7 +166,7 @@ def run_counted(name: str, turns: int) -> None:
             effects_at(state)
         counting(False)
         return
-    anyio.run(session, backend=name)
+    anyio.run(session, backend="trio" if name == "trio" else "asyncio")
 
 
 def report(per_turn: dict[str, float], turns: int) -> None:
