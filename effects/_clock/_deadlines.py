@@ -91,27 +91,25 @@ async def run_until(
     # is made only for a call that suspends: the call's first step runs with none. Most calls end there (an
     # instant tool, a model answering at once), and none can outlive a deadline without suspending.
     loop = asyncio._get_running_loop()
-    if loop is not None:
-        if getattr(clock, "loop_deadlines", False):
-            ended, rest = _first_step(call, args)
-            if ended:
-                result: T = rest
-                return result
-            with _in_table(loop, max(0, deadline - clock.now_ms()) / 1000):
-                result = await rest
-                return result
-            return TIMED_OUT  # the block swallowed the deadline's cancellation
-    elif final and getattr(type(clock), "loop_deadlines", False):
-        run = current_run()
-        if run is not None:  # under trio, an effect's last call: its deadline cancels the effect's own scope
-            ended, rest = _first_step(call, args)
-            if ended:
-                result = rest
-                return result
-            with last_call_deadline(run, max(0, deadline - clock.now_ms()) / 1000):
-                result = await rest
-                return result
-            return TIMED_OUT
+    run = None
+    if loop is None and final and getattr(type(clock), "loop_deadlines", False):
+        run = current_run()  # under trio, an effect's last call: its deadline cancels the effect's own scope
+    if run is not None or (loop is not None and getattr(clock, "loop_deadlines", False)):
+        ended, rest = _first_step(call, args)
+        if ended:
+            result: T = rest
+            return result
+        seconds = max(0, deadline - clock.now_ms()) / 1000
+        entry: AbstractContextManager[object]
+        if run is None:
+            assert loop is not None
+            entry = _in_table(loop, seconds)  # under asyncio, an entry in the loop's table
+        else:
+            entry = last_call_deadline(run, seconds)
+        with entry:
+            result = await rest
+            return result
+        return TIMED_OUT  # the block swallowed the deadline's cancellation
     scope_until = getattr(clock, "scope_until", None)
     if scope_until is None:
         return await _race(clock, deadline, call, *args)
