@@ -85,13 +85,18 @@ def _convert(record: Record) -> AgentInput:
     return converted
 
 
+_MSGSPEC_BAD_UTF8 = "Invalid UTF-8 encoded string"
+
+
 def decode_error(error: Exception, record: int | None = None, source: str = "") -> DecodeError:
     """The :class:`DecodeError` for an error decoding raised (see :data:`UNREADABLE`), naming the field path."""
     if isinstance(error, RecursionError):
         text = "the data is nested too deeply to be an input (an input is an object a few levels deep)"
         return DecodeError(text, record=record, source=source)
-    if isinstance(error, UnicodeDecodeError):
+    if isinstance(error, UnicodeDecodeError):  # msgspec before 0.23
         return DecodeError(f"a string is not valid UTF-8 ({error.reason})", record=record, source=source)
+    if isinstance(error, msgspec.DecodeError) and str(error) == _MSGSPEC_BAD_UTF8:  # msgspec 0.23 and later
+        return DecodeError("a string is not valid UTF-8", record=record, source=source)
     if isinstance(error, OverflowError):
         return DecodeError(f"a number is out of range ({error})", record=record, source=source)
     text = str(error)

@@ -26,8 +26,8 @@ INT_KEY_V0 = msgspec.msgpack.encode({1: "x", "type": "session-started", "timesta
     [
         (DEEP_JSON, "json", 0, "the data is nested too deeply to be an input"),
         (DEEP_MSGPACK, "msgpack", 0, "the data is nested too deeply to be an input"),
-        (BAD_UTF8, "json", 0, "a string is not valid UTF-8 (invalid start byte)"),
-        (BAD_UTF8, "json", 1, "a string is not valid UTF-8 (invalid start byte)"),
+        (BAD_UTF8, "json", 0, "a string is not valid UTF-8"),
+        (BAD_UTF8, "json", 1, "a string is not valid UTF-8"),
         (HUGE_INT, "json", 1, "a number is too large (integers must fit in 64 bits)"),
         (HUGE_INT, "json", 0, "a number is too large (integers must fit in 64 bits)"),
         (INT_KEY_V0, "msgpack", 0, "Expected `str` - at `key` in `$`"),
