@@ -24,7 +24,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Sequence
+import types
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeAlias
 
 import anyio.lowlevel
@@ -40,6 +41,13 @@ Script: TypeAlias = Sequence[Step] | Callable[[LlmContext], Outcome]
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 
+
+
+@types.coroutine
+def _loop_turn() -> Generator[None, None, None]:
+    """Let the asyncio loop run once before going on: what ``asyncio.sleep(0)`` does (a bare yield, which the task
+    answers by scheduling its next step)."""
+    yield
 
 class ScriptedModel:
     """A :class:`~effects.Model` that answers from a script; deterministic, instant, offline.
@@ -78,9 +86,10 @@ class ScriptedModel:
         for chunk in self._chunks(outcome.text):
             on_text(chunk)
             # A checkpoint between chunks: a call can be cancelled mid-stream, as a real one can. (Under asyncio
-            # anyio's checkpoint is this sleep, reached through three more calls and a look-up of the backend.)
+            # anyio's checkpoint is `asyncio.sleep(0)`, reached through three more calls and a look-up of the
+            # backend; `_loop_turn` is what that sleep does, with one object instead of two.)
             if asyncio_loop:
-                await asyncio.sleep(0)
+                await _loop_turn()
             else:
                 await anyio.lowlevel.checkpoint()
         self._position += 1

@@ -22,7 +22,7 @@ clock) is a bug and propagates.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Container, Iterator, Sequence
 
 import anyio
 import msgspec
@@ -61,6 +61,9 @@ from ._events import TextDelta
 from ._hold import Hold, reserve
 from ._reply_items import logged_items
 from .summarize import summarize
+
+_Ask = Callable[[EffectContext, AgentState, Dispatch[AgentInput], Hold | None], Awaitable[None]]
+"""A model call's body: the answer's (``_call``) or the summarization's (``summarize``), given its hold, if any."""
 
 
 class _Stream:
@@ -101,19 +104,25 @@ class _Stream:
             self.dispatch(LlmMessageCompleted(timestamp=self.ctx.stamp(), message_id=self.message_id, content=text))
 
 
-async def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch: Dispatch[AgentInput]) -> None:
-    """Run one model call for ``state`` and dispatch what it produced.
+def call_llm(ctx: EffectContext, eff: CallLlm, state: AgentState, dispatch: Dispatch[AgentInput]) -> Awaitable[None]:
+    """Run one model call for ``state`` and dispatch what it produced (awaited).
 
     With a budget pool, the call first reserves from it and logs the verdict;
     a refusal ends the turn, so the model is not asked. The hold is settled at
     the call's cost before the reply enters the log, or released if the call
     fails or is cancelled. A summarization of the context (``task`` ``summarize``,
-    see ``summarize``) is reserved, settled and priced the same way.
+    see ``summarize``) is reserved, settled and priced the same way. Without a
+    pool it hands back the call's own coroutine: no coroutine of its own is
+    held through every model call.
     """
     run = summarize if eff.task == "summarize" else _call
     if not state.config.budget_pool:
-        await run(ctx, state, dispatch, None)
-        return
+        return run(ctx, state, dispatch, None)
+    return _held(ctx, state, dispatch, run)
+
+
+async def _held(ctx: EffectContext, state: AgentState, dispatch: Dispatch[AgentInput], run: _Ask) -> None:
+    """``run`` within a hold of the session's budget pool (see :func:`call_llm`)."""
     hold = await reserve(ctx, state, dispatch)
     if hold is None:
         return
