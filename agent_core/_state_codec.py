@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Iterable
+from itertools import islice
 from typing import Any
 
 import msgspec
@@ -154,14 +156,18 @@ class StateEncoder:
         fields that differ from their defaults, as a mapping); with ``newest``, of the ``newest`` newest only."""
         log, calls, kept = state.tool_call_log, state.tool_calls, self._records
         count = len(log)
-        ids = log if newest is None or newest >= count else log[count - newest :]
+        ids: Iterable[str] = log
+        if newest is not None and newest < count:  # the newest, read from the end: no slice of the log is built
+            ids = list(islice(reversed(log), newest))
+            ids.reverse()
         encoded: list[msgspec.Raw] = []
+        get, append = kept.get, encoded.append
         for call_id in ids:
-            record, entry = calls[call_id], kept.get(call_id)
+            record, entry = calls[call_id], get(call_id)
             if entry is None or entry[0] is not record:
                 raw = msgspec.Raw(msgpack_encoder.encode(_set_fields(record, _RECORD_DEFAULTS)))
                 entry = kept[call_id] = (record, raw)
-            encoded.append(entry[1])
+            append(entry[1])
         keep = self._keep
         if len(kept) > (count if keep is None else 2 * keep):  # records this session no longer holds, or too many
             bound = count if keep is None else min(count, keep)

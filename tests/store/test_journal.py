@@ -69,6 +69,17 @@ def test_a_turn_digest_is_the_same_bytes_with_an_encoder_kept_across_states(inpu
         assert encoder.encode(state) == encode_state(state, format="msgpack")  # the same encoder, for snapshots
 
 
+def test_a_turn_digest_past_its_window_of_records_keeps_the_bytes_stores_hold() -> None:
+    # 192 tool calls, three times the 64 newest a digest covers. The digest stores already hold for this state
+    # (written by the code of 2026-11-28): a digest that read another window of records, or in another order,
+    # would make every stored log look written by another reducer.
+    state = replay(session(16))
+    expected = "ca31af91b92b02a564e18d4ccf93450781c4ecf51b10ec376d6ceae82920794c"
+    assert len(state.tool_call_log) == 192
+    assert turn_digest(state).hex() == expected
+    assert turn_digest(state, StateEncoder(keep=64)).hex() == expected
+
+
 def test_an_encoder_with_keep_holds_only_the_newest_records_and_stays_exact() -> None:
     encoder = StateEncoder(keep=64)
     state = initial_state()
