@@ -7,7 +7,11 @@ they repeat to a tenth of a percent, so two versions of the code (or two
 settings) can be compared in one run each, however busy the machine. They are
 a proxy: a turn's CPU time also pays for cache misses and the collector, which
 instructions weigh differently, so the targets stay the CPU-time ones of
-``benchmarks/turn.py``; read these for what changed, and by how much.
+``benchmarks/turn.py``; read these for what changed, and by how much. They
+overstate SHA-256 (the journal's chain, digests and snapshots): valgrind hides
+the processor's SHA instructions, so the hash runs in software at about 28
+instructions a byte, a fifth of the ``MemoryStore`` turn's count for about 2%
+of its time.
 
 The turn is ``benchmarks/turn.py``'s: a user message, a model call asking for
 two tool calls in parallel, the two calls, a model call answering (streamed).
