@@ -42,12 +42,12 @@ Script: TypeAlias = Sequence[Step] | Callable[[LlmContext], Outcome]
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 
-
 @types.coroutine
 def _loop_turn() -> Generator[None, None, None]:
     """Let the asyncio loop run once before going on: what ``asyncio.sleep(0)`` does (a bare yield, which the task
     answers by scheduling its next step)."""
     yield
+
 
 class ScriptedModel:
     """A :class:`~effects.Model` that answers from a script; deterministic, instant, offline.
