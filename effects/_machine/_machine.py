@@ -115,9 +115,7 @@ class Machine(Generic[S, I, E]):
         self._crossing_lock = threading.Lock()
         self._runs: dict[str, EffectRun[I]] = {}  # the current run of each running key
         self._active = 0  # runs neither ended nor parked
-        # Each waiter: its condition, the future it awaits, and whether the condition is a predicate of the state
-        # (until(): asked with the state, and only while nothing is queued or committing) or asked as it is.
-        self._waiters: list[tuple[Callable[..., bool], Any, bool]] = []
+        self._waiters: list[tuple[Callable[[], bool], Any]] = []
         self._running = False
         self._runner: AsyncioRuns | TrioRuns | None = None
         self._flush_soon: Callable[[], object] | None = None
@@ -248,7 +246,7 @@ class Machine(Generic[S, I, E]):
         :class:`MachineStopped` if an error stops the machine meanwhile,
         ``RuntimeError`` if it is stopped with its backlog full.
         """
-        await self._until(self._has_room, "wait_for_room")
+        await self._until(lambda: self.backlog() < self._limit, "wait_for_room")
 
     # -- waiting -------------------------------------------------------------------------------
 
@@ -284,34 +282,26 @@ class Machine(Generic[S, I, E]):
         machine stops because of an error meanwhile, ``RuntimeError`` if it stops
         otherwise before the predicate holds.
         """
-        # The predicate itself is the waiter's condition: no closure (and cells) for each wait, as a session's
-        # turn_done() waits here every turn.
-        await self._until(predicate, "until", on_state=True)
+        # One partial, where a closure made a function and three cells: turn_done() waits here every turn.
+        await self._until(partial(self._applied_and, predicate), "until")
         return self._core._state
 
     def _quiet(self) -> bool:
         return not self._queue and not self._active and self._inflight is None
 
-    def _has_room(self) -> bool:
-        return self.backlog() < self._limit
+    def _applied_and(self, predicate: Callable[[S], bool]) -> bool:
+        return not self._queue and self._inflight is None and predicate(self._core._state)
 
-    def _holds(self, check: Callable[..., bool], on_state: bool) -> bool:
-        """Whether a waiter's condition holds: ``check()``, or with ``on_state`` ``check(state)`` once nothing is
-        queued or committing."""
-        if not on_state:
-            return check()
-        return not self._queue and self._inflight is None and check(self._core._state)
-
-    async def _until(self, check: Callable[..., bool], method: str, on_state: bool = False) -> None:
-        while not self._holds(check, on_state):
+    async def _until(self, holds: Callable[[], bool], method: str) -> None:
+        while not holds():
             if not self._running:
                 self._raise_if_failed(method)
                 raise RuntimeError(f"Machine.{method}(): the machine is not running, so the state will not change")
-            await self._wait(check, on_state)
+            await self._wait(holds)
 
-    async def _wait(self, check: Callable[..., bool], on_state: bool = False) -> None:
+    async def _wait(self, holds: Callable[[], bool]) -> None:
         assert self._runner is not None
-        entry = (check, self._runner.future(), on_state)
+        entry = (holds, self._runner.future())
         self._waiters.append(entry)
         try:
             await entry[1]
@@ -323,7 +313,7 @@ class Machine(Generic[S, I, E]):
         """Wake every waiter whose condition holds now (or all of them, once stopped)."""
         waiters = self._waiters
         for entry in list(waiters):
-            if not self._running or self._holds(entry[0], entry[2]):
+            if not self._running or entry[0]():
                 waiters.remove(entry)
                 if not entry[1].done():
                     entry[1].set_result(None)
