@@ -282,7 +282,8 @@ class Machine(Generic[S, I, E]):
         machine stops because of an error meanwhile, ``RuntimeError`` if it stops
         otherwise before the predicate holds.
         """
-        # One partial, where a closure made a function and three cells: turn_done() waits here every turn.
+        # A partial of a method (two objects), where a closure made a function and three cells: turn_done() waits
+        # here every turn.
         await self._until(partial(self._applied_and, predicate), "until")
         return self._core._state
 
