@@ -95,7 +95,7 @@ def decode_error(error: Exception, record: int | None = None, source: str = "") 
         return DecodeError(text, record=record, source=source)
     if isinstance(error, UnicodeDecodeError):  # msgspec before 0.23
         return DecodeError(f"a string is not valid UTF-8 ({error.reason})", record=record, source=source)
-    if isinstance(error, msgspec.DecodeError) and str(error) == _MSGSPEC_BAD_UTF8:  # msgspec 0.23 and later
+    if isinstance(error, msgspec.DecodeError) and str(error).startswith(_MSGSPEC_BAD_UTF8):  # msgspec 0.23 and later
         return DecodeError("a string is not valid UTF-8", record=record, source=source)
     if isinstance(error, OverflowError):
         return DecodeError(f"a number is out of range ({error})", record=record, source=source)
