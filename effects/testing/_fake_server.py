@@ -14,6 +14,7 @@ import collections
 import json
 import select
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -63,6 +64,18 @@ def sse(data: object, event: str | None = None) -> str:
     return (f"event: {event}\n" if event else "") + f"data: {payload}"
 
 
+class _Server(ThreadingHTTPServer):
+    """Serves each connection in a thread of its own; a client that goes away is not an error."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that resets or drops a kept-alive connection (an SDK abandoning a stream, a killed process) is
+        # read as an error by the connection's thread, waiting for the next request: it is the client leaving.
+        # Anything else is the server's failure, printed as socketserver does.
+        if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeProviderServer:
     """A threaded HTTP server on ``127.0.0.1`` answering with queued replies (use it as a context manager).
 
@@ -79,7 +92,7 @@ class FakeProviderServer:
         self._queue: collections.deque[Reply] = collections.deque()
         self._default = default
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.fake = self  # type: ignore[attr-defined]
         # A short poll interval: ``shutdown`` waits for the serving loop to notice.
