@@ -91,10 +91,10 @@ async def run_until(
     # is made only for a call that suspends: the call's first step runs with none. Most calls end there (an
     # instant tool, a model answering at once), and none can outlive a deadline without suspending.
     loop = asyncio._get_running_loop()
-    run = None
-    if loop is None and final and getattr(type(clock), "loop_deadlines", False):
-        run = current_run()  # under trio, an effect's last call: its deadline cancels the effect's own scope
-    if run is not None or (loop is not None and getattr(clock, "loop_deadlines", False)):
+    on_loop = getattr(clock, "loop_deadlines", False)
+    # Under trio, an effect's last call: its deadline cancels the effect's own scope.
+    run = current_run() if on_loop and final and loop is None else None
+    if on_loop and (loop is not None or run is not None):
         ended, rest = _first_step(call, args)
         if ended:
             result: T = rest
